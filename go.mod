@@ -1,0 +1,3 @@
+module github.com/offcc/offcc
+
+go 1.26.8
