@@ -1,0 +1,179 @@
+// Command offcc is a clang-compatible compiler driver for offload programs.
+// Called as offcc (or offcc++ for C++) it compiles and links like clang,
+// running independent offload jobs at once; "offcc <subcommand>" runs one of
+// its tools (offload-binary, offload-embed, linker-wrapper). Called through a
+// link named llvm-offload-binary or clang-offload-packager it behaves as
+// that tool.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/offcc/offcc/driver"
+	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/toolchain"
+)
+
+// version is offcc's own version, printed by "offcc version".
+const version = "0.1.0"
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(argv []string) int {
+	name := filepath.Base(argv[0])
+	switch toolAlias(name) {
+	case "llvm-offload-binary", "clang-offload-packager":
+		return packager.Main(name, argv[1:], os.Stdout, os.Stderr)
+	}
+	if len(argv) > 1 && isSubcommand(argv[1]) {
+		return runSubcommand(argv)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		self = argv[0]
+	}
+	return driver.Main(ctx, &driver.Invocation{
+		Argv0: argv[0], Args: argv[1:], Env: os.Environ(),
+		Stdout: os.Stdout, Stderr: os.Stderr, Self: self,
+		Exec: driver.ExecClang,
+	})
+}
+
+// toolAlias strips a version suffix ("-22") from a multi-call name.
+func toolAlias(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		if _, err := fmt.Sscanf(name[i+1:], "%d", new(int)); err == nil {
+			return name[:i]
+		}
+	}
+	return name
+}
+
+var subcommands = []string{"offload-binary", "offload-embed", "linker-wrapper", "version"}
+
+func isSubcommand(s string) bool {
+	for _, c := range subcommands {
+		if s == c {
+			return true
+		}
+	}
+	return false
+}
+
+func runSubcommand(argv []string) int {
+	status := 0
+	setStatus := func(rc int) error {
+		status = rc
+		return nil
+	}
+	app := &cli.App{
+		Name:            "offcc",
+		Usage:           "offload compiler driver tools",
+		HideHelpCommand: true,
+		Writer:          os.Stdout,
+		ErrWriter:       os.Stderr,
+		Commands: []*cli.Command{
+			{
+				Name:            "offload-binary",
+				Usage:           "pack or extract offload binaries (llvm-offload-binary's command line)",
+				SkipFlagParsing: true,
+				Action: func(c *cli.Context) error {
+					return setStatus(packager.Main("offcc", c.Args().Slice(), os.Stdout, os.Stderr))
+				},
+			},
+			{
+				Name:            "offload-embed",
+				Usage:           "offcc offload-embed -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section",
+				SkipFlagParsing: true,
+				Action: func(c *cli.Context) error {
+					return setStatus(embedMain(c.Args().Slice(), os.Stdout, os.Stderr))
+				},
+			},
+			{
+				Name:            "linker-wrapper",
+				Usage:           "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
+				SkipFlagParsing: true,
+				Action: func(c *cli.Context) error {
+					return setStatus(linkerWrapperMain(c.Args().Slice()))
+				},
+			},
+			{
+				Name:  "version",
+				Usage: "print offcc's version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(os.Stdout, "offcc version %s (drives LLVM %d)\n", version, toolchain.RequiredMajor)
+					return nil
+				},
+			},
+		},
+	}
+	if err := app.Run(argv); err != nil {
+		fmt.Fprintf(os.Stderr, "offcc: error: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+func embedMain(args []string, stdout, stderr io.Writer) int {
+	var out string
+	var inputs []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-h" || a == "--help":
+			fmt.Fprintln(stdout, "USAGE: offcc offload-embed -o OUT HOST.o BLOB...")
+			return 0
+		case a == "-o" && i+1 < len(args):
+			out = args[i+1]
+			i++
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			out = a[2:]
+		case strings.HasPrefix(a, "-") && a != "-":
+			fmt.Fprintf(stderr, "offcc: error: offload-embed: unknown argument '%s'\n", a)
+			return 1
+		default:
+			inputs = append(inputs, a)
+		}
+	}
+	if out == "" || len(inputs) < 2 {
+		fmt.Fprintln(stderr, "offcc: error: offload-embed: usage: offcc offload-embed -o OUT HOST.o BLOB...")
+		return 1
+	}
+	if err := driver.EmbedOffload(out, inputs[0], inputs[1:]); err != nil {
+		fmt.Fprintf(stderr, "offcc: error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func linkerWrapperMain(args []string) int {
+	llvmDir := ""
+	if len(args) > 0 && strings.HasPrefix(args[0], "--llvm-dir=") {
+		llvmDir = strings.TrimPrefix(args[0], "--llvm-dir=")
+		args = args[1:]
+	}
+	llvm, err := toolchain.Find(llvmDir, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "offcc: error: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return linkerwrapper.Main(ctx, linkerwrapper.Config{
+		LLVMBin: llvm.Bin, Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
+	}, args)
+}

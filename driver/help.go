@@ -1,0 +1,39 @@
+package driver
+
+import "strings"
+
+// helpText is offcc's --help: its own options, its subcommands, and a
+// pointer to clang's options, which it accepts unchanged.
+func helpText(prog string) string {
+	return strings.ReplaceAll(`OVERVIEW: offcc - a parallel clang-compatible driver for offload programs
+
+USAGE: offcc [clang options] file...
+       offcc <subcommand> [options]
+
+offcc accepts clang's command line. OpenMP offload compilations
+(-fopenmp with -fopenmp-targets= or --offload-arch=) are planned as a job
+graph and independent jobs (one device compile per target, the host
+backend) run at the same time. Everything else is handed to clang.
+
+OFFCC OPTIONS:
+  -j N, --offload-jobs=N  Run at most N jobs at once (default: the CPU count,
+                          or make's jobserver when MAKEFLAGS carries one)
+  --offload-jobs=jobserver
+                          Take job slots from make's jobserver
+  --llvm-dir=DIR          Use the LLVM tools in DIR (also $OFFCC_LLVM_DIR;
+                          default: beside clang-22 on PATH, else
+                          /usr/lib/llvm-22/bin)
+  -###                    Print the commands, run nothing
+  -ccc-print-phases       Print clang's action graph
+  -ccc-print-bindings     Print offcc's jobs with their inputs and outputs
+  -v                      Print the commands as they run
+
+SUBCOMMANDS:
+  offload-binary   pack or extract offload binaries (llvm-offload-binary)
+  offload-embed    add offload binaries to a host object's .llvm.offloading
+  linker-wrapper   link stage (clang-linker-wrapper's command line)
+  version          print offcc's version
+
+Run 'clang --help' for the compiler options.
+`, "offcc", prog)
+}

@@ -1,0 +1,326 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/mattn/go-shellwords"
+)
+
+// Options is what offcc itself needs to know about a command line. Every
+// argument offcc does not own is kept, in order, in ClangArgs.
+type Options struct {
+	// ClangArgs are the arguments passed on to clang (offcc's own removed).
+	ClangArgs []string
+	// LLVMDir is --llvm-dir=DIR.
+	LLVMDir string
+	// Jobs is -j N or --offload-jobs=N; 0 means the default.
+	Jobs int
+	// UseJobserver is set by --offload-jobs=jobserver.
+	UseJobserver bool
+	// HashHashHash is -###: print the jobs, run nothing.
+	HashHashHash bool
+	// PrintPhases is -ccc-print-phases.
+	PrintPhases bool
+	// PrintBindings is -ccc-print-bindings.
+	PrintBindings bool
+	// Verbose is -v.
+	Verbose bool
+	// SaveTemps is -save-temps[=cwd|obj].
+	SaveTemps bool
+	// Help is --help / -help.
+	Help bool
+	// OpenMP is set when -fopenmp (or -fopenmp=libomp) is in effect.
+	OpenMP bool
+	// OffloadTargets is set when any option selects offload devices.
+	OffloadTargets bool
+	// OtherOffload is set for CUDA, HIP and SYCL inputs or flags, which
+	// offcc hands to clang unchanged for now.
+	OtherOffload bool
+	// PreprocessOnly is -E (or -M/-MM without -MD): output goes to stdout
+	// in clang's order, so clang runs it.
+	PreprocessOnly bool
+}
+
+// Offload reports whether the command line compiles or links OpenMP offload
+// code, the case offcc plans and runs itself.
+func (o *Options) Offload() bool {
+	return o.OpenMP && o.OffloadTargets && !o.OtherOffload && !o.PreprocessOnly
+}
+
+// optKind says how an option takes its value.
+type optKind int
+
+const (
+	flag        optKind = iota // -c
+	joined                     // -fopenmp-targets=x
+	separate                   // -o x
+	joinedOrSep                // -Idir or -I dir
+)
+
+// optSpec is one row of the option table: its spelling, how it takes a value
+// and what it does to Options. keep says whether clang sees it.
+type optSpec struct {
+	name  string
+	kind  optKind
+	keep  bool
+	apply func(o *Options, value string) error
+}
+
+func set(f func(o *Options)) func(*Options, string) error {
+	return func(o *Options, _ string) error { f(o); return nil }
+}
+
+func parseJobs(o *Options, v string) error {
+	if v == "jobserver" {
+		o.UseJobserver = true
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("invalid number of parallel jobs '%s': expected a positive integer or 'jobserver'", v)
+	}
+	o.Jobs = n
+	return nil
+}
+
+func offloadTargets(o *Options, _ string) error { o.OffloadTargets = true; return nil }
+
+// optionTable lists, longest spelling first within a prefix, the options offcc
+// looks at. Options that take a separate value are listed so their value is
+// never mistaken for an option or an input.
+var optionTable = []optSpec{
+	{"--llvm-dir=", joined, false, func(o *Options, v string) error { o.LLVMDir = v; return nil }},
+	{"--offload-jobs=", joined, false, parseJobs},
+	{"-j", joinedOrSep, false, parseJobs},
+	{"-###", flag, true, set(func(o *Options) { o.HashHashHash = true })},
+	{"-ccc-print-phases", flag, true, set(func(o *Options) { o.PrintPhases = true })},
+	{"-ccc-print-bindings", flag, true, set(func(o *Options) { o.PrintBindings = true })},
+	{"-v", flag, true, set(func(o *Options) { o.Verbose = true })},
+	{"--help", flag, true, set(func(o *Options) { o.Help = true })},
+	{"-help", flag, true, set(func(o *Options) { o.Help = true })},
+	{"-save-temps=", joined, true, set(func(o *Options) { o.SaveTemps = true })},
+	{"-save-temps", flag, true, set(func(o *Options) { o.SaveTemps = true })},
+	{"--save-temps", flag, true, set(func(o *Options) { o.SaveTemps = true })},
+	{"-E", flag, true, set(func(o *Options) { o.PreprocessOnly = true })},
+	{"-M", flag, true, set(func(o *Options) { o.PreprocessOnly = true })},
+	{"-MM", flag, true, set(func(o *Options) { o.PreprocessOnly = true })},
+	{"-fopenmp-targets=", joined, true, offloadTargets},
+	{"--offload-targets=", joined, true, offloadTargets},
+	{"--offload-arch=", joined, true, offloadTargets},
+	{"--offload=", joined, true, offloadTargets},
+	{"--offload-link", flag, true, offloadTargets},
+	{"-fopenmp-simd", flag, true, nil},
+	{"-fopenmp=", joined, true, func(o *Options, v string) error { o.OpenMP = v != "" && v != "libgomp"; return nil }},
+	{"-fopenmp", flag, true, set(func(o *Options) { o.OpenMP = true })},
+	{"-fno-openmp", flag, true, set(func(o *Options) { o.OpenMP = false })},
+	{"-fsycl", flag, true, set(func(o *Options) { o.OtherOffload = true })},
+	{"-fsyclbin", flag, true, set(func(o *Options) { o.OtherOffload = true })},
+	{"--cuda-gpu-arch=", joined, true, set(func(o *Options) { o.OtherOffload = true })},
+	{"-x", joinedOrSep, true, func(o *Options, v string) error {
+		if isOtherOffloadLanguage(v) {
+			o.OtherOffload = true
+		}
+		return nil
+	}},
+	// Options whose value is a separate argument.
+	{"-o", joinedOrSep, true, nil},
+	{"-MF", joinedOrSep, true, nil},
+	{"-MT", joinedOrSep, true, nil},
+	{"-MQ", joinedOrSep, true, nil},
+	{"-MJ", joinedOrSep, true, nil},
+	{"-I", joinedOrSep, true, nil},
+	{"-D", joinedOrSep, true, nil},
+	{"-U", joinedOrSep, true, nil},
+	{"-L", joinedOrSep, true, nil},
+	{"-l", joinedOrSep, true, nil},
+	{"-F", joinedOrSep, true, nil},
+	{"-T", joinedOrSep, true, nil},
+	{"-u", joinedOrSep, true, nil},
+	{"-z", joinedOrSep, true, nil},
+	{"-e", joinedOrSep, true, nil},
+	{"-Xclang", separate, true, nil},
+	{"-Xlinker", separate, true, nil},
+	{"-Xassembler", separate, true, nil},
+	{"-Xpreprocessor", separate, true, nil},
+	{"-Xarch_host", separate, true, nil},
+	{"-Xarch_device", separate, true, nil},
+	{"-Xoffload-linker", separate, true, nil},
+	{"-Xopenmp-target", separate, true, nil}, // also -Xopenmp-target=<triple> <arg>, below
+	{"-Xcuda-ptxas", separate, true, nil},
+	{"-Xcuda-fatbinary", separate, true, nil},
+	{"-mllvm", separate, true, nil},
+	{"-target", separate, true, nil},
+	{"-include", separate, true, nil},
+	{"-imacros", separate, true, nil},
+	{"-isystem", separate, true, nil},
+	{"-iquote", separate, true, nil},
+	{"-idirafter", separate, true, nil},
+	{"-isysroot", separate, true, nil},
+	{"-iprefix", separate, true, nil},
+	{"-iwithprefix", separate, true, nil},
+	{"-iwithprefixbefore", separate, true, nil},
+	{"-include-pch", separate, true, nil},
+	{"-ivfsoverlay", separate, true, nil},
+	{"-arch", separate, true, nil},
+	{"--param", separate, true, nil},
+	{"-dependency-file", separate, true, nil},
+	{"-serialize-diagnostics", separate, true, nil},
+}
+
+func isOtherOffloadLanguage(lang string) bool {
+	switch lang {
+	case "cuda", "hip", "cuda-cpp-output", "hip-cpp-output", "cu":
+		return true
+	}
+	return false
+}
+
+// Parse reads a command line (without argv[0]), expanding @response files.
+func Parse(args []string) (*Options, error) {
+	expanded, err := expandResponseFiles(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	o := &Options{}
+	for i := 0; i < len(expanded); i++ {
+		a := expanded[i]
+		if strings.HasPrefix(a, "-Xopenmp-target=") {
+			o.ClangArgs = append(o.ClangArgs, a)
+			if i+1 < len(expanded) {
+				i++
+				o.ClangArgs = append(o.ClangArgs, expanded[i])
+			}
+			continue
+		}
+		spec, value, consumed, ok := match(a, expanded[i+1:])
+		if !ok {
+			if !strings.HasPrefix(a, "-") {
+				switch ext := strings.ToLower(fileExt(a)); ext {
+				case "cu", "hip":
+					o.OtherOffload = true
+				}
+			}
+			o.ClangArgs = append(o.ClangArgs, a)
+			continue
+		}
+		if spec.kind == separate || (spec.kind == joinedOrSep && consumed) {
+			if i+1 >= len(expanded) {
+				return nil, fmt.Errorf("argument to '%s' is missing (expected 1 value)", a)
+			}
+		}
+		if spec.apply != nil {
+			if err := spec.apply(o, value); err != nil {
+				return nil, err
+			}
+		}
+		if spec.keep {
+			o.ClangArgs = append(o.ClangArgs, a)
+			if consumed {
+				o.ClangArgs = append(o.ClangArgs, expanded[i+1])
+			}
+		}
+		if consumed {
+			i++
+		}
+	}
+	if o.Help {
+		o.PreprocessOnly = false
+	}
+	return o, nil
+}
+
+// match finds the table row for a. consumed reports that the value is the
+// next argument.
+func match(a string, rest []string) (spec *optSpec, value string, consumed, ok bool) {
+	for i := range optionTable {
+		s := &optionTable[i]
+		switch s.kind {
+		case flag:
+			if a == s.name {
+				return s, "", false, true
+			}
+		case joined:
+			if strings.HasPrefix(a, s.name) {
+				return s, a[len(s.name):], false, true
+			}
+		case separate:
+			if a == s.name {
+				if len(rest) > 0 {
+					return s, rest[0], true, true
+				}
+				return s, "", true, true
+			}
+		case joinedOrSep:
+			if a == s.name {
+				if len(rest) > 0 {
+					return s, rest[0], true, true
+				}
+				return s, "", true, true
+			}
+			if strings.HasPrefix(a, s.name) {
+				if s.name == "-j" && !isDigits(a[2:]) && a[2:] != "jobserver" {
+					continue // some other option that starts with -j
+				}
+				return s, a[len(s.name):], false, true
+			}
+		}
+	}
+	return nil, "", false, false
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func fileExt(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 && !strings.ContainsRune(p[i:], '/') {
+		return p[i+1:]
+	}
+	return ""
+}
+
+// expandResponseFiles replaces each @file argument by the arguments in the
+// file, split with GNU (shell-like) quoting rules as clang does on Linux.
+func expandResponseFiles(args []string, depth int) ([]string, error) {
+	if depth > 20 {
+		return nil, fmt.Errorf("response files nested too deeply")
+	}
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "@") || len(a) == 1 {
+			out = append(out, a)
+			continue
+		}
+		data, err := os.ReadFile(a[1:])
+		if err != nil {
+			// clang keeps an unreadable @arg as a plain argument.
+			out = append(out, a)
+			continue
+		}
+		p := shellwords.NewParser()
+		p.ParseEnv = false
+		p.ParseBacktick = false
+		words, err := p.Parse(strings.ReplaceAll(string(data), "\r\n", "\n"))
+		if err != nil {
+			return nil, fmt.Errorf("cannot parse response file '%s': %v", a[1:], err)
+		}
+		inner, err := expandResponseFiles(words, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inner...)
+	}
+	return out, nil
+}
+
+// defaultJobs is the concurrency used when neither -j nor a jobserver says.
+func defaultJobs() int { return runtime.NumCPU() }

@@ -1,0 +1,94 @@
+package driver
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestParseOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		offload bool
+		clang   []string
+		jobs    int
+		check   func(*Options) bool
+	}{
+		{"plain compile", []string{"-c", "x.c", "-o", "x.o"}, false, []string{"-c", "x.c", "-o", "x.o"}, 0, nil},
+		{"openmp without targets", []string{"-fopenmp", "-c", "x.c"}, false, nil, 0, nil},
+		{"openmp targets", []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "x.c"}, true, nil, 0, nil},
+		{"offload arch", []string{"-fopenmp", "--offload-arch=gfx90a,sm_80", "x.c"}, true, nil, 0, nil},
+		{"fno-openmp wins when last", []string{"-fopenmp", "--offload-arch=gfx90a", "-fno-openmp", "x.c"}, false, nil, 0, nil},
+		{"fopenmp=libgomp is not offload", []string{"-fopenmp=libgomp", "--offload-arch=gfx90a", "x.c"}, false, nil, 0, nil},
+		{"-j separate is offcc's", []string{"-j", "3", "-fopenmp", "--offload-arch=gfx90a", "-c", "x.c"}, true,
+			[]string{"-fopenmp", "--offload-arch=gfx90a", "-c", "x.c"}, 3, nil},
+		{"-j joined", []string{"-j7", "-c", "x.c"}, false, []string{"-c", "x.c"}, 7, nil},
+		{"--offload-jobs", []string{"--offload-jobs=5", "-c", "x.c"}, false, []string{"-c", "x.c"}, 5, nil},
+		{"jobserver", []string{"--offload-jobs=jobserver", "x.c"}, false, []string{"x.c"}, 0,
+			func(o *Options) bool { return o.UseJobserver }},
+		{"llvm dir", []string{"--llvm-dir=/opt/llvm/bin", "x.c"}, false, []string{"x.c"}, 0,
+			func(o *Options) bool { return o.LLVMDir == "/opt/llvm/bin" }},
+		{"-Xclang value is not an option", []string{"-Xclang", "-fopenmp", "--offload-arch=gfx90a", "x.c"}, false, nil, 0, nil},
+		{"-o value is not an input", []string{"-fopenmp", "--offload-arch=gfx90a", "-c", "x.c", "-o", "y.cu"}, true, nil, 0, nil},
+		{"cuda input goes to clang", []string{"-fopenmp", "--offload-arch=sm_80", "k.cu"}, false, nil, 0, nil},
+		{"-x hip goes to clang", []string{"-x", "hip", "--offload-arch=gfx90a", "k.c"}, false, nil, 0, nil},
+		{"-E goes to clang", []string{"-E", "-fopenmp", "--offload-arch=gfx90a", "x.c"}, false, nil, 0, nil},
+		{"-Xopenmp-target= takes the next argument", []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu",
+			"-Xopenmp-target=x86_64-pc-linux-gnu", "-j", "x.c"}, true, nil, 0,
+			func(o *Options) bool { return o.Jobs == 0 && o.ClangArgs[3] == "-j" }},
+		{"-### and -v", []string{"-###", "-v", "x.c"}, false, nil, 0, func(o *Options) bool { return o.HashHashHash && o.Verbose }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := Parse(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Offload() != tt.offload {
+				t.Errorf("Offload() = %v, want %v", o.Offload(), tt.offload)
+			}
+			if tt.clang != nil && !reflect.DeepEqual(o.ClangArgs, tt.clang) {
+				t.Errorf("ClangArgs = %q, want %q", o.ClangArgs, tt.clang)
+			}
+			if o.Jobs != tt.jobs {
+				t.Errorf("Jobs = %d, want %d", o.Jobs, tt.jobs)
+			}
+			if tt.check != nil && !tt.check(o) {
+				t.Errorf("check failed for %+v", o)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-j", "0", "x.c"},
+		{"--offload-jobs=many", "x.c"},
+		{"-c", "x.c", "-o"},
+	} {
+		if _, err := Parse(args); err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", args)
+		}
+	}
+}
+
+func TestResponseFiles(t *testing.T) {
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "inner.rsp")
+	os.WriteFile(inner, []byte(`--offload-arch=gfx90a`), 0o644)
+	outer := filepath.Join(dir, "outer.rsp")
+	os.WriteFile(outer, []byte("-fopenmp \"-DNAME=a b\" 'x.c'\n@"+inner+"\n"), 0o644)
+	o, err := Parse([]string{"@" + outer, "-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-fopenmp", "-DNAME=a b", "x.c", "--offload-arch=gfx90a", "-c"}
+	if !reflect.DeepEqual(o.ClangArgs, want) {
+		t.Errorf("ClangArgs = %q, want %q", o.ClangArgs, want)
+	}
+	if !o.Offload() {
+		t.Error("offload options inside a response file were not seen")
+	}
+}

@@ -1,0 +1,78 @@
+// Package atomicfile writes files so that readers see either the old
+// content or the whole new content, never a truncated file.
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Write writes data to a temporary file in name's directory and renames it
+// to name. perm is filtered by the umask as os.Create would. On failure the
+// temporary is removed and name is untouched.
+func Write(name string, data []byte, perm os.FileMode) (err error) {
+	f, err := Create(name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Abort()
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	return f.Commit(perm)
+}
+
+// File is a temporary file that becomes name on Commit.
+type File struct {
+	*os.File
+	name string
+}
+
+// Create opens a new temporary file beside name.
+func Create(name string) (*File, error) {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".offcc-*")
+	if err != nil {
+		return nil, err
+	}
+	return &File{File: f, name: name}, nil
+}
+
+// TempName returns a fresh name beside name for a tool to write to; the
+// caller renames it to name on success and removes it otherwise.
+func TempName(name string) (string, error) {
+	f, err := Create(name)
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	f.Close()
+	return tmp, nil
+}
+
+// Commit closes the file, sets its mode (perm minus the umask) and renames it
+// to the final name.
+func (f *File) Commit(perm os.FileMode) error {
+	if err := f.File.Close(); err != nil {
+		os.Remove(f.File.Name())
+		return err
+	}
+	if err := os.Chmod(f.File.Name(), perm&^umask()); err != nil {
+		os.Remove(f.File.Name())
+		return err
+	}
+	if err := os.Rename(f.File.Name(), f.name); err != nil {
+		os.Remove(f.File.Name())
+		return err
+	}
+	return nil
+}
+
+// Abort closes and removes the temporary file.
+func (f *File) Abort() {
+	f.File.Close()
+	os.Remove(f.File.Name())
+}
