@@ -15,7 +15,7 @@ import (
 type fakeSteps struct{}
 
 func (fakeSteps) Package(context.Context, []string, io.Writer, io.Writer) error { return nil }
-func (fakeSteps) Embed(context.Context, string, string, []string) error       { return nil }
+func (fakeSteps) Embed(context.Context, string, string, []string) error         { return nil }
 func (fakeSteps) Link(context.Context, []string, io.Writer, io.Writer) error    { return nil }
 func (fakeSteps) LinkArgsPrefix() []string                                      { return nil }
 
