@@ -1,0 +1,150 @@
+package packager
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// writeArchive builds the GNU ar archive llvm-offload-binary --archive
+// writes (LLVM's writeArchive with a normal symbol table, deterministic
+// headers, not thin): members named by their source buffer, a "/" symbol
+// table when any member is an ELF object, names that are 16 bytes or longer
+// or contain '/' in a "//" table.
+func writeArchive(members []*namedImage) ([]byte, error) {
+	type member struct {
+		name string
+		data []byte
+		syms []string
+	}
+	var ms []member
+	hasObject := false
+	var symNames bytes.Buffer
+	numSyms := 0
+	for _, m := range members {
+		mm := member{name: m.source, data: m.Data}
+		switch {
+		case isBitcode(m.Data):
+			return nil, errors.New("--archive: the symbol table of LLVM bitcode members is not supported")
+		case bytes.HasPrefix(m.Data, []byte("\x7fELF")):
+			syms, err := elfArchiveSymbols(m.Data)
+			if err != nil {
+				return nil, fmt.Errorf("--archive: member %s: %w", m.source, err)
+			}
+			hasObject = true
+			mm.syms = syms
+			for _, s := range syms {
+				symNames.WriteString(s)
+				symNames.WriteByte(0)
+			}
+			numSyms += len(syms)
+		}
+		ms = append(ms, mm)
+	}
+	if hasObject && symNames.Len() == 0 {
+		symNames.WriteString("\x00\x00\x00")
+	}
+
+	var longNames bytes.Buffer
+	nameField := make([]string, len(ms))
+	seen := map[string]int{}
+	for i, m := range ms {
+		if len(m.name) >= 16 || bytes.ContainsRune([]byte(m.name), '/') {
+			o, ok := seen[m.name]
+			if !ok {
+				o = longNames.Len()
+				seen[m.name] = o
+				longNames.WriteString(m.name + "/\n")
+			}
+			nameField[i] = "/" + strconv.Itoa(o)
+		} else {
+			nameField[i] = m.name + "/"
+		}
+	}
+	if longNames.Len()%2 == 1 {
+		longNames.WriteByte('\n')
+	}
+
+	header := func(out *bytes.Buffer, name, mode string, size int) {
+		fmt.Fprintf(out, "%-16s%-12s%-6s%-6s%-8s%-10d`\n", name, "0", "0", "0", mode, size)
+	}
+	symtabSize := 0
+	if hasObject {
+		symtabSize = 4 + 4*numSyms + symNames.Len()
+		symtabSize += symtabSize % 2
+	}
+	off := 8
+	if hasObject {
+		off += 60 + symtabSize
+	}
+	if longNames.Len() > 0 {
+		off += 60 + longNames.Len()
+	}
+	offsets := make([]int, len(ms))
+	for i, m := range ms {
+		offsets[i] = off
+		off += 60 + len(m.data) + len(m.data)%2
+	}
+	if off > 1<<32-1 {
+		return nil, errors.New("--archive: archive larger than 4 GiB is not supported")
+	}
+
+	var out bytes.Buffer
+	out.WriteString("!<arch>\n")
+	if hasObject {
+		header(&out, "/", "0", symtabSize)
+		binary.Write(&out, binary.BigEndian, uint32(numSyms))
+		for i, m := range ms {
+			for range m.syms {
+				binary.Write(&out, binary.BigEndian, uint32(offsets[i]))
+			}
+		}
+		out.Write(symNames.Bytes())
+		if (4+4*numSyms+symNames.Len())%2 == 1 {
+			out.WriteByte(0)
+		}
+	}
+	if longNames.Len() > 0 {
+		fmt.Fprintf(&out, "%-48s%-10d`\n", "//", longNames.Len())
+		out.Write(longNames.Bytes())
+	}
+	for i, m := range ms {
+		header(&out, nameField[i], "644", len(m.data))
+		out.Write(m.data)
+		if len(m.data)%2 == 1 {
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes(), nil
+}
+
+// elfArchiveSymbols lists the symbols LLVM's archive writer puts in the
+// symbol table for an ELF member: defined, non-local, not FILE or SECTION,
+// in symbol table order.
+func elfArchiveSymbols(data []byte) ([]string, error) {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		if errors.Is(err, elf.ErrNoSymbols) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var names []string
+	for _, s := range syms {
+		typ := elf.ST_TYPE(s.Info)
+		if elf.ST_BIND(s.Info) == elf.STB_LOCAL || s.Section == elf.SHN_UNDEF ||
+			typ == elf.STT_FILE || typ == elf.STT_SECTION {
+			continue
+		}
+		names = append(names, s.Name)
+	}
+	return names, nil
+}

@@ -1,0 +1,450 @@
+package packager
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// shtLLVMOffloading is ELF section type SHT_LLVM_OFFLOADING.
+const shtLLVMOffloading = elf.SectionType(0x6fff4c0b)
+
+// Version is what Main prints for --version.
+const Version = "offcc offload-binary (LLVM 22 compatible)"
+
+const usageText = `OVERVIEW: A utility for bundling several object files into a single binary.
+The output binary can then be embedded into the host section table
+to create a fatbinary containing offloading code.
+
+USAGE: %[1]s offload-binary [options] <input file>
+
+OPTIONS:
+  --archive                   - Write extracted files to a static archive
+  --help, -h                  - Display available options
+  --image=<<key>=<value>,...> - List of key and value arguments. Required keywords are 'file' and 'triple'.
+  -o <file>                   - Write output to <file>.
+  --version                   - Display the version of this program
+
+Packing:    %[1]s offload-binary -o OUT --image=file=F,triple=T,arch=A[,kind=K][,key=value...] ...
+Extracting: %[1]s offload-binary IN --image=triple=T,arch=A[,kind=K][,file=F] ...
+`
+
+// Main runs "offcc offload-binary" with llvm-offload-binary's command line
+// (args excludes the program name) and returns the exit status.
+//
+// With -o OUT it packs every --image=k=v,... (file= is required and may be
+// repeated to pack several files with the same keys; kind= sets the
+// OffloadKind; the ImageKind comes from ImageKindFor) into OUT, written
+// atomically ("-" is standard output). With an input file IN it extracts:
+// for each --image, the image bytes of every blob whose keys all match
+// (kind= compares the OffloadKind, file= names the output) are written to
+// file (the last match, with LLVM's warning when several match) or, without
+// file=, to <stem of IN>-<triple>-<arch>.<index>.<ext> in the current
+// directory (as in LLVM 22, <ext> is empty for kinds without a name and the
+// '-' stays when arch is empty). IN may be a raw offload binary, an ELF
+// file (sections of type SHT_LLVM_OFFLOADING) or an ar archive of those;
+// other inputs hold nothing (see ExtractImages). With --archive the matches
+// are written as members of the GNU ar archive file=, byte-identical to
+// LLVM's. Not supported: LLVM bitcode inputs, and --archive with bitcode
+// images (their symbol table needs LLVM's IR reader). Errors are printed as
+// "<prog>: error: <msg>" and give status 1.
+func Main(prog string, args []string, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		fmt.Fprintf(stderr, "%s: error: %s\n", prog, msg)
+		return 1
+	}
+	var (
+		out, in       string
+		haveOut       bool
+		images        []string
+		archive, help bool
+	)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			for _, p := range args[i+1:] {
+				if in != "" {
+					return fail(fmt.Errorf("too many positional arguments specified: '%s'", p))
+				}
+				in = p
+			}
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			if in != "" {
+				return fail(fmt.Errorf("too many positional arguments specified: '%s'", a))
+			}
+			in = a
+			continue
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		name, val, hasVal := strings.Cut(name, "=")
+		value := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("option '%s' requires a value", a)
+			}
+			i++
+			return args[i], nil
+		}
+		var err error
+		switch name {
+		case "o":
+			out, err = value()
+			haveOut = true
+		case "image":
+			var v string
+			v, err = value()
+			images = append(images, v)
+		case "archive", "h", "help", "version":
+			if hasVal {
+				return fail(fmt.Errorf("option '%s' does not take a value", a))
+			}
+			switch name {
+			case "archive":
+				archive = true
+			case "version":
+				fmt.Fprintln(stdout, Version)
+				return 0
+			default:
+				help = true
+			}
+		default:
+			return fail(fmt.Errorf("unknown command line argument '%s'; try '%s offload-binary --help'", a, prog))
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if help || ((!haveOut || out == "") && in == "") {
+		fmt.Fprintf(stdout, usageText, prog)
+		return 0
+	}
+	if in != "" && out != "" {
+		return fail(errors.New("Packaging to an output file and extracting from an input file are mutually exclusive."))
+	}
+	var err error
+	if out != "" {
+		err = pack(out, images, stdout)
+	} else {
+		err = extract(prog, in, images, archive, stderr)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+func readInput(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
+
+func pack(out string, specs []string, stdout io.Writer) error {
+	var images []Image
+	for _, spec := range specs {
+		file, kind, strs, err := ParseImageSpec(spec)
+		if err != nil {
+			return err
+		}
+		for _, f := range strings.Split(file, ",") {
+			data, err := readInput(f)
+			if err != nil {
+				return err
+			}
+			images = append(images, Image{
+				Kind:    ImageKindFor(f, data),
+				Offload: ParseOffloadKind(kind),
+				Strings: strs,
+				Data:    data,
+			})
+		}
+	}
+	blob := Marshal(images)
+	if out == "-" {
+		_, err := stdout.Write(blob)
+		return err
+	}
+	return WriteFileAtomic(out, blob)
+}
+
+func extract(prog, in string, specs []string, archive bool, stderr io.Writer) error {
+	data, err := readInput(in)
+	if err != nil {
+		return err
+	}
+	images, err := extractNamed(data, in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	stem := filepath.Base(in)
+	if stem == "." || stem == ".." || stem == "/" {
+		stem = ""
+	} else if i := strings.LastIndexByte(stem, '.'); i >= 0 {
+		stem = stem[:i]
+	}
+	for _, spec := range specs {
+		args := ImageArgs(spec)
+		var matched []*namedImage
+		for i := range images {
+			if matches(&images[i].Image, args) {
+				matched = append(matched, &images[i])
+			}
+		}
+		if len(matched) == 0 {
+			continue
+		}
+		file, hasFile := "", false
+		for _, kv := range args {
+			if kv.Key == "file" {
+				file, hasFile = kv.Value, true
+			}
+		}
+		switch {
+		case archive:
+			if !hasFile {
+				return errors.New("Image must have a 'file' argument.")
+			}
+			ar, err := writeArchive(matched)
+			if err != nil {
+				return err
+			}
+			if err := WriteFileAtomic(file, ar); err != nil {
+				return err
+			}
+		case hasFile:
+			if len(matched) > 1 {
+				fmt.Fprintf(stderr, "%s: warning: Multiple inputs match to a single file, '%s'\n", prog, file)
+			}
+			if err := WriteFileAtomic(file, matched[len(matched)-1].Data); err != nil {
+				return err
+			}
+		default:
+			for idx, im := range matched {
+				// LLVM 22 writes the '-' even when arch is empty.
+				triple, _ := im.Get("triple")
+				arch, _ := im.Get("arch")
+				name := stem + "-" + triple + "-" + arch + "." + strconv.Itoa(idx) + "." + im.Kind.Extension()
+				if err := WriteFileAtomic(name, im.Data); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func matches(im *Image, args []KeyValue) bool {
+	for _, kv := range args {
+		switch kv.Key {
+		case "file":
+		case "kind":
+			if im.Offload != ParseOffloadKind(kv.Value) {
+				return false
+			}
+		default:
+			if v, _ := im.Get(kv.Key); v != kv.Value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ExtractImages returns the images of every offload binary in data: a raw
+// blob sequence, an ELF file (each section of type SHT_LLVM_OFFLOADING) or
+// an ar archive whose members are any of these (recursively). LLVM bitcode
+// (whose llvm.embedded.objects LLVM would read) is an error; other inputs
+// hold no images and give an empty result, as in LLVM.
+func ExtractImages(data []byte) ([]Image, error) {
+	named, err := extractNamed(data, "")
+	if err != nil {
+		return nil, err
+	}
+	images := make([]Image, len(named))
+	for i, n := range named {
+		images[i] = n.Image
+	}
+	return images, nil
+}
+
+// namedImage is an image and the name LLVM gives its buffer: the input
+// file name, or the archive member name for images found in archives.
+type namedImage struct {
+	Image
+	source string
+}
+
+func extractNamed(data []byte, name string) ([]namedImage, error) {
+	var ims []Image
+	var err error
+	switch {
+	case isBitcode(data):
+		return nil, errors.New("extracting offload binaries from LLVM bitcode is not supported")
+	case IsOffloadBinary(data):
+		ims, err = Parse(data)
+	case bytes.HasPrefix(data, []byte("\x7fELF")):
+		ims, err = extractELF(data)
+	case bytes.HasPrefix(data, []byte("!<arch>\n")):
+		return extractArchive(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]namedImage, len(ims))
+	for i, im := range ims {
+		out[i] = namedImage{im, name}
+	}
+	return out, nil
+}
+
+func extractELF(data []byte) ([]Image, error) {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading ELF: %w", err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_REL && f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
+		return nil, nil
+	}
+	var images []Image
+	for _, s := range f.Sections {
+		if s.Type != shtLLVMOffloading || s.Size == 0 {
+			continue
+		}
+		if s.Offset > uint64(len(data)) || s.Size > uint64(len(data))-s.Offset {
+			return nil, fmt.Errorf("section %s runs past end of file", s.Name)
+		}
+		var sec []byte
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			if sec, err = s.Data(); err != nil {
+				return nil, fmt.Errorf("section %s: %w", s.Name, err)
+			}
+		} else {
+			sec = data[s.Offset : s.Offset+s.Size]
+		}
+		ims, err := Parse(sec)
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", s.Name, err)
+		}
+		images = append(images, ims...)
+	}
+	return images, nil
+}
+
+// extractArchive walks the members of a GNU or BSD ar archive.
+func extractArchive(data []byte) ([]namedImage, error) {
+	var images []namedImage
+	var longNames []byte
+	off := 8
+	for off < len(data) {
+		if len(data)-off < 60 {
+			return nil, fmt.Errorf("archive member header at offset %#x truncated", off)
+		}
+		h := data[off : off+60]
+		if h[58] != '`' || h[59] != '\n' {
+			return nil, fmt.Errorf("archive member header at offset %#x: bad terminator", off)
+		}
+		name := strings.TrimRight(string(h[0:16]), " ")
+		size, err := strconv.ParseUint(strings.TrimRight(string(h[48:58]), " "), 10, 64)
+		if err != nil || size > uint64(len(data)-off-60) {
+			return nil, fmt.Errorf("archive member header at offset %#x: bad size", off)
+		}
+		body := data[off+60 : off+60+int(size)]
+		at := off
+		off += 60 + int(size)
+		if off%2 == 1 && off < len(data) {
+			off++
+		}
+		switch {
+		case name == "//":
+			longNames = body
+			continue
+		case name == "/" || name == "/SYM64/" || name == "__.SYMDEF" || name == "__.SYMDEF SORTED":
+			continue
+		case strings.HasPrefix(name, "#1/"):
+			n, err := strconv.Atoi(name[3:])
+			if err != nil || n < 0 || n > len(body) {
+				return nil, fmt.Errorf("archive member at offset %#x: bad BSD name", at)
+			}
+			name = strings.TrimRight(string(body[:n]), "\x00")
+			body = body[n:]
+		case len(name) > 1 && name[0] == '/':
+			n, err := strconv.Atoi(name[1:])
+			if err != nil || n < 0 || n >= len(longNames) {
+				return nil, fmt.Errorf("archive member at offset %#x: bad long name %q", at, name)
+			}
+			end := bytes.Index(longNames[n:], []byte("/\n"))
+			if end < 0 {
+				return nil, fmt.Errorf("archive member at offset %#x: unterminated long name", at)
+			}
+			name = string(longNames[n : n+end])
+		default:
+			name = strings.TrimSuffix(name, "/")
+		}
+		ims, err := extractNamed(body, name)
+		if err != nil {
+			return nil, fmt.Errorf("archive member %q: %w", name, err)
+		}
+		images = append(images, ims...)
+	}
+	return images, nil
+}
+
+// WriteFileAtomic writes data to name through a temporary file in the same
+// directory that is renamed over name, so name is never left half written;
+// the temporary file is removed on failure. The file gets mode 0666 minus
+// the process umask, like LLVM's FileOutputBuffer.
+func WriteFileAtomic(name string, data []byte) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o666 &^ umask()); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// umask reads the process umask from /proc/self/status, defaulting to 022.
+func umask() os.FileMode {
+	st, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return os.FileMode(m)
+				}
+			}
+		}
+	}
+	return 0o022
+}
