@@ -118,7 +118,7 @@ func (l *link) run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	if o.verbose && len(res.skippedBitcode) > 0 {
-		l.note("LTO bitcode inputs are not scanned for offload images: %s", strings.Join(res.skippedBitcode, ", "))
+		l.note("%s: note: LTO bitcode inputs are not scanned for offload images yet: %s", prog, strings.Join(res.skippedBitcode, ", "))
 	}
 	for _, im := range res.images {
 		if im.image.Offload != packager.OffloadOpenMP {
@@ -188,7 +188,7 @@ func (l *link) run(ctx context.Context, args []string) (err error) {
 		hostJob.Args[o.outIndex+1] = o.output
 		for _, j := range g.Jobs {
 			if len(j.Args) > 0 {
-				l.note("%s", strings.TrimPrefix(actions.FormatVerbose(j.Args), " "))
+				l.note("%s", actions.FormatVerbose(j.Args))
 			}
 		}
 		return nil
@@ -246,7 +246,7 @@ func (l *link) describe(err error, devs []*deviceJob, hostJob *actions.Job) erro
 func (l *link) note(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.cfg.Stderr, " "+format+"\n", args...)
+	fmt.Fprintf(l.cfg.Stderr, format+"\n", args...)
 }
 
 // tempName returns a temporary file name like clang-linker-wrapper's
@@ -295,7 +295,9 @@ func (l *link) deviceLink(gr *group) (*deviceJob, error) {
 		return nil, err
 	}
 	amd, nv := isAMDGPU(triple), isNVPTX(triple)
-	a := []string{l.clang(), "--no-default-config", "-o", out, "-dumpdir", prefix + ".img.", "--target=" + triple}
+	// -dumpdir names the full output path, the temporary only its base name.
+	dumpdir := fmt.Sprintf("%s.%s.%s.img.", o.output, tripleArch(triple), arch)
+	a := []string{l.clang(), "--no-default-config", "-o", out, "-dumpdir", dumpdir, "--target=" + triple}
 	if arch != "" {
 		if amd {
 			a = append(a, "-mcpu="+arch)

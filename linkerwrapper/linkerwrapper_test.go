@@ -1,0 +1,381 @@
+package linkerwrapper
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/packager"
+)
+
+const llvmBin = "/usr/lib/llvm-22/bin"
+
+const hostTarget = "-fopenmp-targets=x86_64-pc-linux-gnu"
+
+// requireLLVM skips the test when LLVM 22's clang and clang-linker-wrapper
+// are not installed.
+func requireLLVM(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"clang", "clang-linker-wrapper", "llvm-objdump", "llvm-ar"} {
+		if _, err := os.Stat(filepath.Join(llvmBin, tool)); err != nil {
+			t.Skipf("LLVM 22 not installed: %v", err)
+		}
+	}
+}
+
+// clang runs clang in dir and returns its combined output.
+func clang(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(llvmBin, "clang"), args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wrapperArgs returns clang's own clang-linker-wrapper argument list for a
+// link with args: the last job line of -###, without the executable.
+func wrapperArgs(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	out := clang(t, dir, append(args, "-###")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	argv, err := actions.SplitHash(last)
+	if err != nil {
+		t.Fatalf("parsing %q: %v", last, err)
+	}
+	if !strings.HasSuffix(argv[0], "clang-linker-wrapper") {
+		t.Fatalf("last job is not clang-linker-wrapper: %q", last)
+	}
+	return argv[1:]
+}
+
+// runMain calls Main and returns its status, stdout and stderr.
+func runMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	rc := Main(context.Background(), Config{LLVMBin: llvmBin, Jobs: 4, Stdout: &stdout, Stderr: &stderr}, args)
+	return rc, stdout.String(), stderr.String()
+}
+
+// runOffload runs an OpenMP program with mandatory offloading.
+func runOffload(t *testing.T, exe string) string {
+	t.Helper()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "OMP_TARGET_OFFLOAD=MANDATORY", "LD_LIBRARY_PATH=/usr/lib/llvm-22/lib")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", exe, err, out)
+	}
+	return string(out)
+}
+
+const mainSrc = `#include <stdio.h>
+#include <omp.h>
+int main(void) {
+  int initial = -1, v = 0;
+#pragma omp target map(from: initial, v)
+  { initial = omp_is_initial_device(); v = 42; }
+  printf("initial=%d v=%d\n", initial, v);
+  return 0;
+}
+`
+
+func TestLinkAndRunOffloaded(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.c"), mainSrc)
+	clang(t, dir, "-fopenmp", hostTarget, "-c", "m.c", "-o", "m.o")
+	exe := filepath.Join(dir, "m")
+	args := wrapperArgs(t, dir, "-fopenmp", hostTarget, filepath.Join(dir, "m.o"), "-o", exe)
+	rc, _, stderr := runMain(t, args...)
+	if rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr)
+	}
+	if got := runOffload(t, exe); !strings.Contains(got, "initial=0 v=42") {
+		t.Fatalf("program printed %q, want the region to run on the device", got)
+	}
+
+	// llvm-objdump lists the registered image.
+	out, err := exec.Command(filepath.Join(llvmBin, "llvm-objdump"), "--offloading", exe).CombinedOutput()
+	if err != nil {
+		t.Fatalf("llvm-objdump: %v\n%s", err, out)
+	}
+	for _, want := range []string{"OFFLOADING IMAGE [0]", "kind            elf", "triple          x86_64-pc-linux-gnu", "producer        openmp"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("llvm-objdump --offloading lacks %q:\n%s", want, out)
+		}
+	}
+	// No leftovers next to the output.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".offcc-") {
+			t.Errorf("temporary %s left in the output directory", e.Name())
+		}
+	}
+}
+
+func TestTwoObjectsSharedDeclareTarget(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.c"), `#pragma omp declare target
+int scale = 5;
+int twice(int x) { return 2 * x; }
+#pragma omp end declare target
+int run_a(int x) {
+  int r = 0;
+#pragma omp target map(from: r)
+  r = twice(x) + scale;
+  return r;
+}
+`)
+	writeFile(t, filepath.Join(dir, "b.c"), `#include <stdio.h>
+#include <omp.h>
+#pragma omp declare target
+extern int scale;
+int twice(int x);
+#pragma omp end declare target
+int run_a(int);
+int main(void) {
+  int r = 0, initial = -1;
+#pragma omp target map(from: r, initial)
+  { r = twice(scale); initial = omp_is_initial_device(); }
+  printf("a=%d b=%d initial=%d\n", run_a(10), r, initial);
+  return 0;
+}
+`)
+	clang(t, dir, "-fopenmp", hostTarget, "-c", "a.c", "b.c")
+	exe := filepath.Join(dir, "ab")
+	args := wrapperArgs(t, dir, "-fopenmp", hostTarget, filepath.Join(dir, "a.o"), filepath.Join(dir, "b.o"), "-o", exe)
+	if rc, _, stderr := runMain(t, args...); rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr)
+	}
+	if got := runOffload(t, exe); !strings.Contains(got, "a=25 b=10 initial=0") {
+		t.Fatalf("program printed %q", got)
+	}
+}
+
+func TestStaticArchive(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "k.c"), `#pragma omp declare target
+int kfun(int x) { return x * 3; }
+#pragma omp end declare target
+int krun(int x) {
+  int r = 0;
+#pragma omp target map(from: r)
+  r = kfun(x);
+  return r;
+}
+`)
+	writeFile(t, filepath.Join(dir, "u.c"), `int unused(int x) {
+  int r = 0;
+#pragma omp target map(from: r)
+  r = x + 1;
+  return r;
+}
+`)
+	writeFile(t, filepath.Join(dir, "mk.c"), `#include <stdio.h>
+int krun(int);
+int main(void) { printf("k=%d\n", krun(14)); return 0; }
+`)
+	clang(t, dir, "-fopenmp", hostTarget, "-c", "k.c", "u.c", "mk.c")
+	ar := exec.Command(filepath.Join(llvmBin, "llvm-ar"), "rcs", "libk.a", "k.o", "u.o")
+	ar.Dir = dir
+	if out, err := ar.CombinedOutput(); err != nil {
+		t.Fatalf("llvm-ar: %v\n%s", err, out)
+	}
+	exe := filepath.Join(dir, "mk")
+	args := wrapperArgs(t, dir, "-fopenmp", hostTarget, filepath.Join(dir, "mk.o"), "-L"+dir, "-lk", "-o", exe)
+
+	rc, _, stderr := runMain(t, append(args, "--dry-run")...)
+	if rc != 0 {
+		t.Fatalf("Main --dry-run = %d\n%s", rc, stderr)
+	}
+	devLink := firstLine(stderr, "--target=x86_64-pc-linux-gnu")
+	if !strings.Contains(devLink, "/mk-x86_64-pc-linux-gnu-generic-") || !strings.Contains(devLink, "/k-x86_64-pc-linux-gnu-generic-") {
+		t.Errorf("device link lacks the images of mk.o and libk.a(k.o):\n%s", devLink)
+	}
+	if strings.Contains(devLink, "/u-x86_64") {
+		t.Errorf("unreferenced archive member u.o contributed an image:\n%s", devLink)
+	}
+	if _, err := os.Stat(exe); err == nil {
+		t.Errorf("--dry-run wrote %s", exe)
+	}
+
+	if rc, _, stderr := runMain(t, args...); rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr)
+	}
+	if got := runOffload(t, exe); !strings.Contains(got, "k=42") {
+		t.Fatalf("program printed %q", got)
+	}
+}
+
+// firstLine returns the first line of text containing sub.
+func firstLine(text, sub string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
+
+// tempPath matches a temporary file name with its directory and random part.
+var tempPath = regexp.MustCompile(`\S*/([^/\s]+)-[0-9a-f]{6}\.(o|img)\b`)
+
+// normalizeDryRun keeps the device and host link lines of a --dry-run output
+// with temporary names reduced to "<prefix>.<ext>".
+func normalizeDryRun(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.Contains(l, " -x ir ") {
+			continue
+		}
+		lines = append(lines, tempPath.ReplaceAllString(l, "$1.$2"))
+	}
+	return lines
+}
+
+func TestDryRunAMDGPUMatchesClang(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.c"), mainSrc)
+	clang(t, dir, "-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-c", "m.c", "-o", "mg.o")
+	args := wrapperArgs(t, dir, "-fopenmp", "--offload-arch=gfx90a", "-nogpulib", filepath.Join(dir, "mg.o"), "-o", filepath.Join(dir, "mg"))
+	extra := []string{"--dry-run", "--device-linker=-lfoo", "--device-linker=nvptx64-nvidia-cuda=-lbar", "--device-compiler=amdgcn-amd-amdhsa=-g", "-mllvm", "-inline-threshold=1"}
+	args = append(args, extra...)
+
+	rc, _, stderr := runMain(t, args...)
+	if rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr)
+	}
+	ours := normalizeDryRun(stderr)
+	want := "--target=amdgcn-amd-amdhsa -mcpu=gfx90a -flto -Xlinker --plugin-opt=-inline-threshold=1 -Wl,--no-undefined "
+	if dev := firstLine(stderr, "--target=amdgcn"); !strings.Contains(dev, want) || !strings.Contains(dev, "-Xlinker -lfoo -g") || strings.Contains(dev, "-lbar") {
+		t.Errorf("device link %q lacks %q or the pass-through options", dev, want)
+	}
+	if host := firstLine(stderr, "/usr/bin/ld"); !strings.Contains(host, ".openmp.image.wrapper-") {
+		t.Errorf("host link %q lacks the wrapper object", host)
+	}
+
+	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), args...)
+	cmd.Dir = dir
+	theirs, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
+	}
+	if got, want := strings.Join(ours, "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
+		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
+	}
+}
+
+func TestDeviceLinkFailure(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.c"), mainSrc)
+	clang(t, dir, "-fopenmp", hostTarget, "-c", "m.c", "-o", "m.o")
+	exe := filepath.Join(dir, "m")
+	args := wrapperArgs(t, dir, "-fopenmp", hostTarget, filepath.Join(dir, "m.o"), "-o", exe)
+
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	rc, _, stderr := runMain(t, append(args, "--device-linker=-lnonexistent_offcc_lib")...)
+	if rc == 0 {
+		t.Fatal("Main succeeded with a failing device link")
+	}
+	if !strings.Contains(stderr, "offcc: error: linking device code for x86_64-pc-linux-gnu failed with exit code 1") {
+		t.Errorf("missing offcc's error line:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "nonexistent_offcc_lib") {
+		t.Errorf("the device linker's diagnostics are not shown:\n%s", stderr)
+	}
+	if _, err := os.Stat(exe); err == nil {
+		t.Error("output file exists after a failed link")
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("temporary files left in TMPDIR: %v", ents)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".offcc-") {
+			t.Errorf("temporary %s left in the output directory", e.Name())
+		}
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	o, err := parseArgs([]string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld",
+		"-o", "out", "-Lx", "-L", "y", "--library-path=z", "-lfoo", "-l", "bar", "-mllvm", "-a",
+		"--offload-opt=-b", "--device-linker=-lq", "--device-linker=amdgcn-amd-amdhsa=-lr",
+		"--wrapper-jobs=3", "--dry-run", "--should-extract=gfx90a", "m.o", "--as-needed", "-rpath", "/rp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHost := []string{"-o", "out", "-L", "x", "-L", "y", "-L", "z", "-l", "foo", "-l", "bar", "m.o", "--as-needed", "-rpath", "/rp"}
+	if strings.Join(o.hostArgs, " ") != strings.Join(wantHost, " ") {
+		t.Errorf("host args %q, want %q", o.hostArgs, wantHost)
+	}
+	if o.output != "out" || o.hostArgs[o.outIndex] != "out" || o.wrapperJobs != 3 || !o.dryRun || !o.shouldExtract["gfx90a"] {
+		t.Errorf("parsed %+v", o)
+	}
+	if strings.Join(o.pluginOpts, " ") != "-a -b" || strings.Join(o.mllvm, " ") != "-a" {
+		t.Errorf("plugin opts %q, mllvm %q", o.pluginOpts, o.mllvm)
+	}
+	if o.deviceLinker[0] != (tripleValue{"", "-lq"}) || o.deviceLinker[1] != (tripleValue{"amdgcn-amd-amdhsa", "-lr"}) {
+		t.Errorf("device linker %q", o.deviceLinker)
+	}
+	for _, bad := range [][]string{{"--wrapper-foo"}, {"--wrapper-jobs=x"}, {"-o"}} {
+		if _, err := parseArgs(bad); err == nil {
+			t.Errorf("parseArgs(%q) succeeded", bad)
+		}
+	}
+	if rc, _, stderr := runMain(t, "--linker-path=/bin/true", "--wrapper-foo"); rc == 0 || !strings.Contains(stderr, "offcc: error: unknown argument: '--wrapper-foo'") {
+		t.Errorf("unknown wrapper option: rc %d, %q", rc, stderr)
+	}
+	if rc, _, stderr := runMain(t, "--linker-path=/bin/true", "-r", "-o", "x"); rc == 0 || !strings.Contains(stderr, "not supported yet") {
+		t.Errorf("-r: rc %d, %q", rc, stderr)
+	}
+	if _, err := searchLibrary("surely_not_there", "", []string{t.TempDir()}); err == nil || err.Error() != "unable to find library -lsurely_not_there" {
+		t.Errorf("searchLibrary: %v", err)
+	}
+}
+
+// TestGroupImages checks the grouping clang-linker-wrapper 22 was observed
+// to do for images in this order: nvptx generic, gfx90a, x86_64 generic,
+// sm_80, sm_70, gfx90a:xnack+.
+func TestGroupImages(t *testing.T) {
+	mk := func(triple, arch string) deviceImage {
+		return deviceImage{triple: triple, arch: arch, stem: arch, image: packager.Image{}}
+	}
+	const nv, amd, x86 = "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa", "x86_64-pc-linux-gnu"
+	groups := groupImages([]deviceImage{mk(nv, "generic"), mk(amd, "gfx90a"), mk(x86, "generic"), mk(nv, "sm_80"), mk(nv, "sm_70"), mk(amd, "gfx90a:xnack+")})
+	var got []string
+	for _, g := range groups {
+		var archs []string
+		for _, im := range g.images {
+			archs = append(archs, im.arch)
+		}
+		got = append(got, g.id.arch+"="+strings.Join(archs, ","))
+	}
+	want := "generic=generic,sm_80,sm_70 gfx90a=gfx90a,gfx90a:xnack+ generic=generic sm_80=sm_80 sm_70=sm_70 gfx90a:xnack+=gfx90a:xnack+"
+	if strings.Join(got, " ") != want {
+		t.Errorf("groups %q\nwant   %q", strings.Join(got, " "), want)
+	}
+}

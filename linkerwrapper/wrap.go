@@ -1,0 +1,126 @@
+package linkerwrapper
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/offcc/offcc/packager"
+)
+
+// wrappedImage is one linked device image ready for registration: the blob
+// file holding it re-packed as an OffloadBinary, and where the image bytes
+// lie inside that blob.
+type wrappedImage struct {
+	blobPath    string
+	blobSize    uint64
+	imageOffset uint64
+	imageSize   uint64
+}
+
+// packImage re-packs a linked device image as clang-linker-wrapper does for
+// OpenMP: one OffloadBinary with the arch and triple keys (arch is empty for
+// a "generic" link), image kind ELF, offload kind OpenMP. It returns the
+// blob and the offset of the image bytes in it.
+func packImage(triple, arch string, data []byte) ([]byte, uint64) {
+	blob := packager.Marshal([]packager.Image{{
+		Kind:    packager.ImageObject,
+		Offload: packager.OffloadOpenMP,
+		Strings: []packager.KeyValue{{Key: "arch", Value: arch}, {Key: "triple", Value: triple}},
+		Data:    data,
+	}})
+	// Entry.ImageOffset is at byte 56 of a v1 blob (FORMATS.md §1.3).
+	return blob, binary.LittleEndian.Uint64(blob[56:64])
+}
+
+// openMPWrapperIR returns the registration module clang-linker-wrapper
+// generates for OpenMP (llvm/lib/Frontend/Offloading/OffloadWrapper.cpp), as
+// LLVM IR text for the host triple; the data layout is left to clang, so
+// the same text serves every ELF host. The blobs are pulled in with module-level inline asm (.incbin) into
+// section .llvm.offloading of type SHT_LLVM_OFFLOADING, so that large images
+// do not pass through the IR.
+func openMPWrapperIR(triple string, images []wrappedImage) string {
+	var b strings.Builder
+	b.WriteString("; ModuleID = 'offload.wrapper.module'\n")
+	b.WriteString("source_filename = \"offload.wrapper.module\"\n")
+	fmt.Fprintf(&b, "target triple = \"%s\"\n\n", irAsmEscape(triple))
+	for i, im := range images {
+		sym := imageSymbol(i)
+		fmt.Fprintf(&b, "module asm \".pushsection .llvm.offloading,\\22a\\22,@llvm_offloading\"\n")
+		fmt.Fprintf(&b, "module asm \".p2align 3\"\n")
+		fmt.Fprintf(&b, "module asm \"%s:\"\n", sym)
+		fmt.Fprintf(&b, "module asm \".incbin \\22%s\\22\"\n", irAsmEscape(im.blobPath))
+		fmt.Fprintf(&b, "module asm \".size %s, %d\"\n", sym, im.blobSize)
+		fmt.Fprintf(&b, "module asm \".popsection\"\n")
+	}
+	b.WriteString(`
+%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }
+%__tgt_device_image = type { ptr, ptr, ptr, ptr }
+%__tgt_bin_desc = type { i32, ptr, ptr, ptr }
+
+@__start_llvm_offload_entries = external hidden constant [0 x %struct.__tgt_offload_entry]
+@__stop_llvm_offload_entries = external hidden constant [0 x %struct.__tgt_offload_entry]
+@__dummy.llvm_offload_entries = internal constant [0 x %struct.__tgt_offload_entry] zeroinitializer, section "llvm_offload_entries", align 8
+@llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.llvm_offload_entries], section "llvm.metadata"
+`)
+	for i := range images {
+		fmt.Fprintf(&b, "@%s = external dso_local constant [0 x i8]\n", imageSymbol(i))
+	}
+	fmt.Fprintf(&b, "@.omp_offloading.device_images = internal unnamed_addr constant [%d x %%__tgt_device_image] [", len(images))
+	for i, im := range images {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		sym := imageSymbol(i)
+		fmt.Fprintf(&b, "%%__tgt_device_image { ptr getelementptr (i8, ptr @%s, i64 %d), ptr getelementptr (i8, ptr @%s, i64 %d), ptr @__start_llvm_offload_entries, ptr @__stop_llvm_offload_entries }",
+			sym, im.imageOffset, sym, im.imageOffset+im.imageSize)
+	}
+	b.WriteString("]\n")
+	fmt.Fprintf(&b, "@.omp_offloading.descriptor = internal constant %%__tgt_bin_desc { i32 %d, ptr @.omp_offloading.device_images, ptr @__start_llvm_offload_entries, ptr @__stop_llvm_offload_entries }\n", len(images))
+	b.WriteString(`@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 101, ptr @.omp_offloading.descriptor_reg, ptr null }]
+
+define internal void @.omp_offloading.descriptor_reg() section ".text.startup" {
+entry:
+  call void @__tgt_register_lib(ptr @.omp_offloading.descriptor)
+  %0 = call i32 @atexit(ptr @.omp_offloading.descriptor_unreg)
+  ret void
+}
+
+declare void @__tgt_register_lib(ptr)
+
+declare i32 @atexit(ptr)
+
+define internal void @.omp_offloading.descriptor_unreg() section ".text.startup" {
+entry:
+  call void @__tgt_unregister_lib(ptr @.omp_offloading.descriptor)
+  ret void
+}
+
+declare void @__tgt_unregister_lib(ptr)
+`)
+	return b.String()
+}
+
+// imageSymbol names the local assembler symbol at the start of blob i.
+func imageSymbol(i int) string { return fmt.Sprintf(".omp_offloading.device_image.%d", i) }
+
+// irAsmEscape escapes s for a quoted assembler string inside an IR
+// "module asm" string: backslashes and quotes for the assembler, then the
+// bytes IR strings cannot hold verbatim as \XX.
+func irAsmEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			b.WriteString(`\5C\5C`)
+		case c == '"':
+			b.WriteString(`\5C\22`)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, `\%02X`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
