@@ -379,3 +379,29 @@ func TestGroupImages(t *testing.T) {
 		t.Errorf("groups %q\nwant   %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestWrapperObjectTwoImages compiles a registration module for two images
+// and checks that the object's .llvm.offloading section lists both.
+func TestWrapperObjectTwoImages(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	var imgs []wrappedImage
+	for i, arch := range []string{"gfx90a", "gfx1030"} {
+		data := bytes.Repeat([]byte{byte('A' + i)}, 13+i)
+		blob, off := packImage("amdgcn-amd-amdhsa", arch, data)
+		p := filepath.Join(dir, arch+" blob.bin") // a space, to exercise quoting
+		writeFile(t, p, string(blob))
+		imgs = append(imgs, wrappedImage{blobPath: p, blobSize: uint64(len(blob)), imageOffset: off, imageSize: uint64(len(data))})
+	}
+	writeFile(t, filepath.Join(dir, "w.ll"), openMPWrapperIR("x86_64-pc-linux-gnu", imgs))
+	clang(t, dir, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", "w.o", "w.ll")
+	out, err := exec.Command(filepath.Join(llvmBin, "llvm-objdump"), "--offloading", filepath.Join(dir, "w.o")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("llvm-objdump: %v\n%s", err, out)
+	}
+	for _, want := range []string{"OFFLOADING IMAGE [1]", "arch            gfx90a", "arch            gfx1030", "producer        openmp"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("llvm-objdump --offloading lacks %q:\n%s", want, out)
+		}
+	}
+}
