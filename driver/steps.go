@@ -47,7 +47,7 @@ func (s *ToolSteps) Package(_ context.Context, args []string, stdout, stderr io.
 // Link runs "offcc linker-wrapper" in-process.
 func (s *ToolSteps) Link(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := linkerwrapper.Config{
-		LLVMBin: s.LLVMBin, Jobs: s.Jobs, Jobserver: s.Jobserver,
+		LLVMBin: s.LLVMBin, ToolSuffix: s.LLVMSuffix, Jobs: s.Jobs, Jobserver: s.Jobserver,
 		Stdout: stdout, Stderr: stderr,
 	}
 	if rc := linkerwrapper.Main(ctx, cfg, args); rc != 0 {

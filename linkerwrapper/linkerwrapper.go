@@ -31,6 +31,9 @@ type Config struct {
 	// LLVMBin is the directory of clang and the LLVM tools (e.g.
 	// /usr/lib/llvm-22/bin); empty means "clang" is looked up in PATH.
 	LLVMBin string
+	// ToolSuffix is appended to tool names in LLVMBin ("-22" for Debian's
+	// versioned names in /usr/bin).
+	ToolSuffix string
 	// Jobs is the number of device links run at once when the command line
 	// has no --wrapper-jobs; values below 1 mean 1.
 	Jobs int
@@ -86,7 +89,7 @@ func (l *link) clang() string {
 	if l.cfg.LLVMBin == "" {
 		return "clang"
 	}
-	return filepath.Join(l.cfg.LLVMBin, "clang")
+	return filepath.Join(l.cfg.LLVMBin, "clang"+l.cfg.ToolSuffix)
 }
 
 func (l *link) run(ctx context.Context, args []string) (err error) {

@@ -174,6 +174,6 @@ func linkerWrapperMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return linkerwrapper.Main(ctx, linkerwrapper.Config{
-		LLVMBin: llvm.Bin, Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
+		LLVMBin: llvm.Bin, ToolSuffix: llvm.Suffix, Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
 	}, args)
 }
