@@ -1,0 +1,35 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestScripts runs the CLI scripts in testdata/script/*.txtar with offcc and
+// offcc++ on PATH and LLVM_BIN set to the LLVM 22 tools directory.
+//
+// Conditions: [offcc] holds when the real offcc is tested, [reference] when
+// OFFCC_TEST_CC stands in for it (scripts for offcc-only features skip then).
+func TestScripts(t *testing.T) {
+	c := getCompiler(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("PATH", c.dir+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("LLVM_BIN", llvmBin)
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "offcc":
+				return !c.reference, nil
+			case "reference":
+				return c.reference, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
+}

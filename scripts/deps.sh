@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# deps.sh: make sure the LLVM 22 Debian packages offcc drives are installed.
+# As root it installs what is missing with apt-get; otherwise it prints the
+# one-line command to run and fails.
+set -euo pipefail
+
+PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools)
+
+installed() {
+	command -v dpkg-query >/dev/null 2>&1 &&
+		dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+missing=()
+for p in "${PKGS[@]}"; do
+	installed "$p" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: LLVM 22 packages installed (${PKGS[*]})"
+	exit 0
+fi
+
+echo "deps: missing packages: ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+	export DEBIAN_FRONTEND=noninteractive
+	if apt-get update && apt-get install -y "${missing[@]}"; then
+		exit 0
+	fi
+	echo "deps: apt-get failed; the *-22 packages come from https://apt.llvm.org (add its repository for your release)" >&2
+	exit 1
+fi
+echo "deps: install them with:" >&2
+echo "sudo apt-get install -y ${missing[*]}"
+exit 1
