@@ -1,0 +1,472 @@
+package objfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// SHTLLVMOffloading is the ELF section type LLVM gives the .llvm.offloading
+// section that carries embedded offload binaries (SHT_LLVM_OFFLOADING).
+const SHTLLVMOffloading = 0x6fff4c0b
+
+// SHFExclude is the ELF section flag telling the linker to drop the section
+// from linked output (SHF_EXCLUDE).
+const SHFExclude = 0x80000000
+
+// ELF constants used by the reader and writer.
+const (
+	elfHeaderSize  = 64
+	elfShdrSize    = 64
+	elfSymSize     = 24
+	etRel          = 1
+	etExec         = 2
+	etDyn          = 3
+	shnUndef       = 0
+	shnLoReserve   = 0xff00
+	shnXIndex      = 0xffff
+	shtSymtab      = 2
+	shtNobits      = 8
+	shtDynsym      = 11
+	stbGlobal      = 1
+	stbWeak        = 2
+	stbGNUUnique   = 10
+	elfClass64     = 2
+	elfData2LSB    = 1
+	elfVersionCurr = 1
+)
+
+var le = binary.LittleEndian
+
+// NewSection describes a section for AddSection to append to an ELF object.
+type NewSection struct {
+	Name  string // section name, added to the section name string table
+	Type  uint32 // sh_type, e.g. SHTLLVMOffloading
+	Flags uint64 // sh_flags, e.g. SHFExclude
+	Align uint64 // sh_addralign: 0 or a power of two
+	Data  []byte // section contents
+}
+
+// sectionHeader is one parsed Elf64_Shdr.
+type sectionHeader struct {
+	name      uint32
+	typ       uint32
+	flags     uint64
+	addr      uint64
+	offset    uint64
+	size      uint64
+	link      uint32
+	info      uint32
+	addralign uint64
+	entsize   uint64
+}
+
+func readShdr(b []byte) sectionHeader {
+	return sectionHeader{
+		name:      le.Uint32(b[0:]),
+		typ:       le.Uint32(b[4:]),
+		flags:     le.Uint64(b[8:]),
+		addr:      le.Uint64(b[16:]),
+		offset:    le.Uint64(b[24:]),
+		size:      le.Uint64(b[32:]),
+		link:      le.Uint32(b[40:]),
+		info:      le.Uint32(b[44:]),
+		addralign: le.Uint64(b[48:]),
+		entsize:   le.Uint64(b[56:]),
+	}
+}
+
+func (s *sectionHeader) put(b []byte) {
+	le.PutUint32(b[0:], s.name)
+	le.PutUint32(b[4:], s.typ)
+	le.PutUint64(b[8:], s.flags)
+	le.PutUint64(b[16:], s.addr)
+	le.PutUint64(b[24:], s.offset)
+	le.PutUint64(b[32:], s.size)
+	le.PutUint32(b[40:], s.link)
+	le.PutUint32(b[44:], s.info)
+	le.PutUint64(b[48:], s.addralign)
+	le.PutUint64(b[56:], s.entsize)
+}
+
+// elfFile is a minimally parsed ELF64 little-endian file. Section headers are
+// read on demand from the file bytes, so parsing allocates nothing in
+// proportion to the (attacker-controlled) section count.
+type elfFile struct {
+	b        []byte
+	typ      uint16
+	shoff    uint64
+	shnum    uint64 // real section count (after SHN_XINDEX decoding)
+	shstrndx uint64 // real index of the section name string table (0: none)
+}
+
+// IsELF reports whether b starts with the ELF magic number.
+func IsELF(b []byte) bool {
+	return len(b) >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'
+}
+
+func etypeName(t uint16) string {
+	switch t {
+	case 0:
+		return "ET_NONE"
+	case etRel:
+		return "ET_REL"
+	case etExec:
+		return "ET_EXEC"
+	case etDyn:
+		return "ET_DYN"
+	case 4:
+		return "ET_CORE"
+	}
+	return fmt.Sprintf("type %#x", t)
+}
+
+// parseELF validates the ELF header and the location of the section header
+// table.
+func parseELF(b []byte) (*elfFile, error) {
+	if !IsELF(b) {
+		return nil, errors.New("not an ELF file: bad magic number")
+	}
+	if len(b) < elfHeaderSize {
+		return nil, fmt.Errorf("ELF header at offset 0x0: file is %d bytes, shorter than the 64-byte ELF64 header", len(b))
+	}
+	if b[4] != elfClass64 {
+		return nil, fmt.Errorf("ELF header at offset 0x4: class %d is not ELFCLASS64 (only 64-bit ELF is supported)", b[4])
+	}
+	if b[5] != elfData2LSB {
+		return nil, fmt.Errorf("ELF header at offset 0x5: data encoding %d is not ELFDATA2LSB (only little-endian ELF is supported)", b[5])
+	}
+	if b[6] != elfVersionCurr {
+		return nil, fmt.Errorf("ELF header at offset 0x6: unknown ELF version %d", b[6])
+	}
+	f := &elfFile{b: b, typ: le.Uint16(b[16:])}
+	f.shoff = le.Uint64(b[40:])
+	shentsize := le.Uint16(b[58:])
+	shnum := uint64(le.Uint16(b[60:]))
+	shstrndx := uint64(le.Uint16(b[62:]))
+	if f.shoff == 0 {
+		if shnum != 0 {
+			return nil, fmt.Errorf("ELF header at offset 0x0: e_shnum is %d but e_shoff is 0", shnum)
+		}
+		return f, nil // no sections
+	}
+	if shentsize != elfShdrSize {
+		return nil, fmt.Errorf("ELF header at offset 0x3a: section header size e_shentsize is %d, want 64", shentsize)
+	}
+	if f.shoff > uint64(len(b)) || uint64(len(b))-f.shoff < elfShdrSize {
+		return nil, fmt.Errorf("ELF header at offset 0x28: section header table offset %#x runs past end of file (size %#x)", f.shoff, len(b))
+	}
+	if shnum == 0 || shstrndx == shnXIndex {
+		// Extended numbering: the real values live in section header 0.
+		s0 := readShdr(b[f.shoff:])
+		if shnum == 0 {
+			shnum = s0.size
+		}
+		if shstrndx == shnXIndex {
+			shstrndx = uint64(s0.link)
+		}
+	}
+	if shnum > (uint64(len(b))-f.shoff)/elfShdrSize {
+		return nil, fmt.Errorf("ELF header at offset 0x28: section header table at %#x with %d entries runs past end of file (size %#x)", f.shoff, shnum, len(b))
+	}
+	if shstrndx != 0 && shstrndx >= shnum {
+		return nil, fmt.Errorf("ELF header at offset 0x3e: section name string table index %d out of range (%d sections)", shstrndx, shnum)
+	}
+	f.shnum, f.shstrndx = shnum, shstrndx
+	return f, nil
+}
+
+func (f *elfFile) shdrOffset(i uint64) uint64 { return f.shoff + i*elfShdrSize }
+
+func (f *elfFile) shdr(i uint64) sectionHeader {
+	return readShdr(f.b[f.shdrOffset(i):])
+}
+
+// data returns the file contents of section i (empty for SHT_NOBITS).
+func (f *elfFile) data(i uint64) ([]byte, error) {
+	s := f.shdr(i)
+	if s.typ == shtNobits {
+		return f.b[:0:0], nil
+	}
+	if s.offset > uint64(len(f.b)) || s.size > uint64(len(f.b))-s.offset {
+		return nil, fmt.Errorf("ELF section header %d at offset %#x: data (offset %#x, size %#x) runs past end of file (size %#x)",
+			i, f.shdrOffset(i), s.offset, s.size, len(f.b))
+	}
+	return f.b[s.offset : s.offset+s.size : s.offset+s.size], nil
+}
+
+// SectionsOfType returns the contents of every section of type typ in the
+// ELF64 little-endian object, executable or shared object obj, in section
+// order. The slices alias obj. SHT_NOBITS sections yield empty slices.
+func SectionsOfType(obj []byte, typ uint32) ([][]byte, error) {
+	f, err := parseELF(obj)
+	if err != nil {
+		return nil, err
+	}
+	if f.typ != etRel && f.typ != etExec && f.typ != etDyn {
+		return nil, fmt.Errorf("ELF header at offset 0x10: file type %s is not a relocatable object, executable or shared object", etypeName(f.typ))
+	}
+	var out [][]byte
+	for i := uint64(1); i < f.shnum; i++ {
+		if f.shdr(i).typ != typ {
+			continue
+		}
+		d, err := f.data(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Symbols returns the names of the global and weak symbols the ELF object
+// obj defines (st_shndx not SHN_UNDEF; bindings STB_GLOBAL, STB_WEAK and
+// STB_GNU_UNIQUE) and of the global symbols it references undefined
+// (STB_GLOBAL, SHN_UNDEF; undefined weak references are left out, as a linker
+// does not load archive members for them). It reads the SHT_SYMTAB section,
+// or SHT_DYNSYM when there is none. Names are in symbol table order.
+func Symbols(obj []byte) (defined, undefined []string, err error) {
+	f, err := parseELF(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.typ != etRel && f.typ != etExec && f.typ != etDyn {
+		return nil, nil, fmt.Errorf("ELF header at offset 0x10: file type %s is not a relocatable object, executable or shared object", etypeName(f.typ))
+	}
+	symidx := uint64(0)
+	for i := uint64(1); i < f.shnum; i++ {
+		if t := f.shdr(i).typ; t == shtSymtab {
+			symidx = i
+			break
+		} else if t == shtDynsym && symidx == 0 {
+			symidx = i
+		}
+	}
+	if symidx == 0 {
+		return nil, nil, nil
+	}
+	sh := f.shdr(symidx)
+	syms, err := f.data(symidx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sh.entsize != 0 && sh.entsize != elfSymSize {
+		return nil, nil, fmt.Errorf("ELF section header %d at offset %#x: symbol table entry size %d, want 24", symidx, f.shdrOffset(symidx), sh.entsize)
+	}
+	if uint64(sh.link) == 0 || uint64(sh.link) >= f.shnum {
+		return nil, nil, fmt.Errorf("ELF section header %d at offset %#x: symbol table string table index %d out of range (%d sections)", symidx, f.shdrOffset(symidx), sh.link, f.shnum)
+	}
+	strData, err := f.data(uint64(sh.link))
+	if err != nil {
+		return nil, nil, err
+	}
+	// One copy of the string table; names are substrings of it, so the
+	// memory used stays bounded by the input size.
+	var strtab string
+	n := uint64(len(syms)) / elfSymSize
+	for k := uint64(1); k < n; k++ {
+		e := syms[k*elfSymSize : (k+1)*elfSymSize]
+		bind := e[4] >> 4
+		shndx := le.Uint16(e[6:])
+		var isDef bool
+		switch {
+		case shndx == shnUndef && bind == stbGlobal:
+			isDef = false
+		case shndx != shnUndef && (bind == stbGlobal || bind == stbWeak || bind == stbGNUUnique):
+			isDef = true
+		default:
+			continue
+		}
+		nameOff := uint64(le.Uint32(e[0:]))
+		if nameOff >= uint64(len(strData)) {
+			return nil, nil, fmt.Errorf("ELF symbol %d at offset %#x: name offset %#x out of range of string table (size %#x)",
+				k, sh.offset+k*elfSymSize, nameOff, len(strData))
+		}
+		end := bytes.IndexByte(strData[nameOff:], 0)
+		if end < 0 {
+			return nil, nil, fmt.Errorf("ELF symbol %d at offset %#x: name at string table offset %#x is not NUL-terminated",
+				k, sh.offset+k*elfSymSize, nameOff)
+		}
+		if end == 0 {
+			continue
+		}
+		if strtab == "" {
+			strtab = string(strData)
+		}
+		name := strtab[nameOff : nameOff+uint64(end)]
+		if isDef {
+			defined = append(defined, name)
+		} else {
+			undefined = append(undefined, name)
+		}
+	}
+	return defined, undefined, nil
+}
+
+// AddSection returns a copy of the ELF64 little-endian relocatable object
+// (ET_REL) obj with section s appended as a new last section. Existing
+// section indices and contents are unchanged. The section data is placed,
+// aligned to s.Align, after the existing content; a copy of the section name
+// string table extended with s.Name follows it (unless s.Name already occurs
+// there), and a new section header table ends the file. Extended section
+// numbering (e_shnum 0 / e_shstrndx SHN_XINDEX) is read and written as
+// needed. A section with the same name that already exists is kept.
+//
+// For an offload object: AddSection(obj, NewSection{Name: ".llvm.offloading",
+// Type: SHTLLVMOffloading, Flags: SHFExclude, Align: 8, Data: image}).
+func AddSection(obj []byte, s NewSection) ([]byte, error) {
+	f, err := parseELF(obj)
+	if err != nil {
+		return nil, err
+	}
+	if f.typ != etRel {
+		return nil, fmt.Errorf("cannot add a section to an ELF %s file: only relocatable objects (ET_REL) are supported", etypeName(f.typ))
+	}
+	if s.Name == "" {
+		return nil, errors.New("cannot add a section with an empty name")
+	}
+	if bytes.IndexByte([]byte(s.Name), 0) >= 0 {
+		return nil, fmt.Errorf("section name %q contains a NUL byte", s.Name)
+	}
+	if s.Align&(s.Align-1) != 0 {
+		return nil, fmt.Errorf("section %s: alignment %d is not a power of two", s.Name, s.Align)
+	}
+	if s.Align > maxAddAlign {
+		return nil, fmt.Errorf("section %s: alignment %d is larger than the supported maximum %d", s.Name, s.Align, maxAddAlign)
+	}
+	if f.shnum == 0 {
+		return nil, errors.New("ELF header at offset 0x28: object has no section header table")
+	}
+	if f.shstrndx == 0 {
+		return nil, errors.New("ELF header at offset 0x3e: object has no section name string table")
+	}
+	if f.shnum >= math.MaxUint32 {
+		return nil, fmt.Errorf("ELF header at offset 0x3c: too many sections (%d)", f.shnum)
+	}
+	strShdr := f.shdr(f.shstrndx)
+	if strShdr.typ == shtNobits {
+		return nil, fmt.Errorf("ELF section header %d at offset %#x: section name string table has type SHT_NOBITS", f.shstrndx, f.shdrOffset(f.shstrndx))
+	}
+	oldStr, err := f.data(f.shstrndx)
+	if err != nil {
+		return nil, err
+	}
+
+	// Keep every byte of the input, except a section header table that ends
+	// the file and overlaps no section data: it is replaced by the new one.
+	keep := uint64(len(obj))
+	shtEnd := f.shoff + f.shnum*elfShdrSize
+	if shtEnd == uint64(len(obj)) && f.shoff >= elfHeaderSize {
+		keep = f.shoff
+		for i := uint64(1); i < f.shnum; i++ {
+			h := f.shdr(i)
+			if h.typ == shtNobits || h.size == 0 {
+				continue
+			}
+			if h.offset+h.size > f.shoff || h.offset+h.size < h.offset {
+				keep = uint64(len(obj))
+				break
+			}
+		}
+		if keep != uint64(len(obj)) {
+			// Program headers must not live in the dropped range either.
+			phoff := le.Uint64(obj[32:])
+			phnum := uint64(le.Uint16(obj[56:]))
+			phentsize := uint64(le.Uint16(obj[54:]))
+			if phnum != 0 && phoff+phnum*phentsize > keep {
+				keep = uint64(len(obj))
+			}
+		}
+	}
+
+	// Name: reuse an existing NUL-terminated occurrence in the string table
+	// when there is one, otherwise append it to a copy of the table.
+	nameOff := bytes.Index(oldStr, append([]byte(s.Name), 0))
+	newStr := false
+	if nameOff < 0 {
+		newStr = true
+		base := len(oldStr)
+		if base == 0 || oldStr[base-1] != 0 {
+			base++ // ensure the table keeps a terminating NUL before the new name
+		}
+		nameOff = base
+	}
+	if uint64(nameOff) > math.MaxUint32 {
+		return nil, errors.New("section name string table is too large")
+	}
+
+	align := s.Align
+	if align == 0 {
+		align = 1
+	}
+	dataOff := alignUp(keep, align)
+	end := dataOff + uint64(len(s.Data))
+	strOff := end
+	strSize := uint64(0)
+	if newStr {
+		strSize = uint64(nameOff) + uint64(len(s.Name)) + 1
+		end = strOff + strSize
+	}
+	shoff := alignUp(end, 8)
+	newNum := f.shnum + 1
+	total := shoff + newNum*elfShdrSize
+
+	out := make([]byte, total)
+	copy(out, obj[:keep])
+	copy(out[dataOff:], s.Data)
+	if newStr {
+		copy(out[strOff:], oldStr)
+		copy(out[strOff+uint64(nameOff):], s.Name)
+	}
+	// Old section headers, then the new one.
+	copy(out[shoff:], obj[f.shoff:f.shoff+f.shnum*elfShdrSize])
+	if newStr {
+		h := readShdr(out[shoff+f.shstrndx*elfShdrSize:])
+		h.offset, h.size = strOff, strSize
+		h.put(out[shoff+f.shstrndx*elfShdrSize:])
+	}
+	nh := sectionHeader{
+		name:      uint32(nameOff),
+		typ:       s.Type,
+		flags:     s.Flags,
+		offset:    dataOff,
+		size:      uint64(len(s.Data)),
+		addralign: s.Align,
+	}
+	nh.put(out[shoff+f.shnum*elfShdrSize:])
+
+	// ELF header: table offset and (possibly extended) section count.
+	le.PutUint64(out[40:], shoff)
+	s0 := readShdr(out[shoff:])
+	if newNum >= shnLoReserve {
+		le.PutUint16(out[60:], 0)
+		s0.size = newNum
+	} else {
+		le.PutUint16(out[60:], uint16(newNum))
+		s0.size = 0
+	}
+	if f.shstrndx >= shnLoReserve {
+		le.PutUint16(out[62:], shnXIndex)
+		s0.link = uint32(f.shstrndx)
+	} else {
+		le.PutUint16(out[62:], uint16(f.shstrndx))
+		if le.Uint16(obj[62:]) == shnXIndex {
+			s0.link = 0
+		}
+	}
+	s0.put(out[shoff:])
+	return out, nil
+}
+
+// maxAddAlign bounds the padding AddSection inserts before the new section.
+const maxAddAlign = 1 << 16
+
+func alignUp(x, a uint64) uint64 {
+	if a <= 1 {
+		return x
+	}
+	return (x + a - 1) &^ (a - 1)
+}

@@ -1,0 +1,208 @@
+package objfile
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// seedFiles returns the stored seed inputs under testdata/.
+func seedFiles(f *testing.F) [][]byte {
+	f.Helper()
+	var out [][]byte
+	for _, n := range []string{"small.o", "offload.o", "lib.a"} {
+		b, err := os.ReadFile(filepath.Join("testdata", n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+var (
+	seedOnce      sync.Once
+	seedGenerated [][]byte
+)
+
+// generatedSeeds returns objects and archives built at test time when the
+// LLVM toolchain is present (built once for all fuzz targets).
+func generatedSeeds(f *testing.F) [][]byte {
+	f.Helper()
+	if !fileExists(filepath.Join(llvmBin, "clang")) {
+		return nil
+	}
+	seedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "objfile-seeds")
+		if err != nil {
+			f.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		seedGenerated = buildSeeds(f, dir)
+	})
+	return seedGenerated
+}
+
+func buildSeeds(f *testing.F, dir string) [][]byte {
+	var out [][]byte
+	full, host := offloadObjects(f, dir)
+	out = append(out, readFile(f, full), readFile(f, host))
+	writeFile(f, filepath.Join(dir, "a_long_member_name.c"), []byte("int q(void){return 0;}\n"))
+	run(f, dir, filepath.Join(llvmBin, "clang"), "-c", "a_long_member_name.c", "-o", "a_long_member_name.o")
+	run(f, dir, filepath.Join(llvmBin, "llvm-ar"), "rcs", "--format=bsd", "bsd.a", "a_long_member_name.o")
+	out = append(out, readFile(f, filepath.Join(dir, "bsd.a")))
+	var buf bytes.Buffer
+	WriteArchive(&buf, []Member{{Name: "a_long_member_name.o", Data: readFile(f, filepath.Join(dir, "a_long_member_name.o"))}, {Name: "s", Data: []byte("x")}})
+	out = append(out, buf.Bytes())
+	return out
+}
+
+func allSeeds(f *testing.F) [][]byte {
+	seeds := append(seedFiles(f), generatedSeeds(f)...)
+	return append(seeds, nil, []byte("\x7fELF"), []byte("!<arch>\n"), []byte("!<thin>\n"))
+}
+
+// within reports whether s is a subslice of b.
+func within(s, b []byte) bool {
+	if len(s) == 0 {
+		return true
+	}
+	if len(b) == 0 {
+		return false
+	}
+	for i := range b {
+		if &b[i] == &s[0] {
+			return i+len(s) <= len(b)
+		}
+	}
+	return false
+}
+
+func FuzzSectionsOfType(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, uint32(SHTLLVMOffloading))
+		f.Add(s, uint32(1))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, typ uint32) {
+		secs, err := SectionsOfType(b, typ)
+		if err != nil {
+			if secs != nil || bytes.Contains([]byte(err.Error()), []byte("\n")) {
+				t.Fatalf("bad error result: %v", err)
+			}
+			return
+		}
+		for _, s := range secs {
+			if !within(s, b) {
+				t.Fatal("section slice does not alias the input")
+			}
+		}
+	})
+}
+
+func FuzzSymbols(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		def, undef, err := Symbols(b)
+		if err != nil {
+			if def != nil || undef != nil {
+				t.Fatal("results with an error")
+			}
+			return
+		}
+		for _, n := range append(def, undef...) {
+			if n == "" {
+				t.Fatal("empty symbol name")
+			}
+		}
+	})
+}
+
+func FuzzParseArchive(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := ParseArchive(b)
+		if err != nil {
+			return
+		}
+		idx := a.SymbolIndex()
+		for _, i := range idx {
+			if i < 0 || i >= len(a.Members) {
+				t.Fatalf("symbol index %d out of range", i)
+			}
+		}
+		var buf bytes.Buffer
+		if err := WriteArchive(&buf, a.Members); err != nil {
+			return // e.g. names WriteArchive cannot store
+		}
+		a2, err := ParseArchive(buf.Bytes())
+		if err != nil {
+			t.Fatalf("re-parse of written archive: %v", err)
+		}
+		if len(a2.Members) != len(a.Members) {
+			t.Fatalf("round trip: %d members, want %d", len(a2.Members), len(a.Members))
+		}
+		for i := range a.Members {
+			if a2.Members[i].Name != a.Members[i].Name || !bytes.Equal(a2.Members[i].Data, a.Members[i].Data) {
+				t.Fatalf("round trip: member %d %q differs", i, a.Members[i].Name)
+			}
+		}
+	})
+}
+
+func FuzzAddSection(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, ".llvm.offloading", []byte("image"), uint64(8))
+		f.Add(s, ".text", []byte{1, 2, 3}, uint64(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, name string, data []byte, align uint64) {
+		orig := bytes.Clone(b)
+		out, err := AddSection(b, NewSection{Name: name, Type: SHTLLVMOffloading, Flags: SHFExclude, Align: align, Data: data})
+		if !bytes.Equal(b, orig) {
+			t.Fatal("AddSection modified its input")
+		}
+		if err != nil {
+			return
+		}
+		pf, err := parseELF(out)
+		if err != nil {
+			t.Fatalf("output does not parse: %v", err)
+		}
+		of, _ := parseELF(b)
+		if pf.shnum != of.shnum+1 {
+			t.Fatalf("section count %d -> %d", of.shnum, pf.shnum)
+		}
+		d, err := pf.data(pf.shnum - 1)
+		if err != nil || !bytes.Equal(d, data) {
+			t.Fatalf("new section contents wrong: %v", err)
+		}
+		if h := pf.shdr(pf.shnum - 1); h.typ != SHTLLVMOffloading || h.flags != SHFExclude || h.addralign != align || (align > 1 && h.offset%align != 0) {
+			t.Fatalf("new section header %+v", h)
+		}
+		strs, err := pf.data(pf.shstrndx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		no := uint64(pf.shdr(pf.shnum - 1).name)
+		if no+uint64(len(name)) >= uint64(len(strs)) || string(strs[no:no+uint64(len(name))]) != name || strs[no+uint64(len(name))] != 0 {
+			t.Fatal("new section name not in the string table")
+		}
+		// Sections that read cleanly before read the same after, except
+		// ones overlapping the ELF header, which AddSection updates.
+		for i := uint64(1); i < of.shnum; i++ {
+			if i == of.shstrndx || of.shdr(i).offset < elfHeaderSize {
+				continue
+			}
+			d1, err1 := of.data(i)
+			d2, err2 := pf.data(i)
+			if err1 == nil && (err2 != nil || !bytes.Equal(d1, d2)) {
+				t.Fatalf("section %d changed", i)
+			}
+		}
+	})
+}
