@@ -175,8 +175,12 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 			j.Env = append(j.Env, "TMPDIR="+tempDir)
 		}
 	}
+	var trace io.Writer
+	if inv.getenv("OFFCC_TRACE") != "" {
+		trace = inv.Stderr // one line per finished job: tool, wall time, status
+	}
 	err = actions.Execute(ctx, plan.Graph, actions.Options{
-		Jobs: jobs, Jobserver: js, Stdout: inv.Stdout, Stderr: inv.Stderr, Verbose: opts.Verbose,
+		Jobs: jobs, Jobserver: js, Stdout: inv.Stdout, Stderr: inv.Stderr, Verbose: opts.Verbose, Trace: trace,
 	})
 	return inv.report(err)
 }

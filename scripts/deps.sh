@@ -27,7 +27,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
 	if apt-get update && apt-get install -y "${missing[@]}"; then
 		exit 0
 	fi
-	echo "deps: apt-get failed; the *-22 packages come from https://apt.llvm.org (add its repository for your release)" >&2
+	echo "deps: apt-get failed; on Debian 12 the *-22 packages come from the bookworm-security suite (check /etc/apt/sources.list*)" >&2
 	exit 1
 fi
 echo "deps: install them with:" >&2
