@@ -131,6 +131,10 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		Clang: llvm.Clang(), Argv0: inv.prog(), Self: inv.Self,
 		TempDir: tempDir, Env: inv.Env, Steps: steps,
 	}
+	if !dryRun {
+		// Only private temporary directories can stand for a placeholder.
+		planner.Cache = newPlanCache(inv.getenv)
+	}
 	plan, err := planner.Plan(ctx, opts.ClangArgs)
 	var ce *ClangError
 	if errors.As(err, &ce) {

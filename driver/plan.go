@@ -3,8 +3,7 @@ package driver
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/tempname"
 )
 
 // Plan is offcc's job graph for one command line, planned from the commands
@@ -43,6 +43,8 @@ type Planner struct {
 	Env []string
 	// Steps runs offcc's in-process steps.
 	Steps Steps
+	// Cache, when non-nil, remembers clang's job lists (see planCache).
+	Cache *planCache
 }
 
 // Steps are the in-process implementations of the steps offcc owns.
@@ -77,17 +79,14 @@ func (p *Planner) Plan(ctx context.Context, clangArgs []string) (*Plan, error) {
 		args = append(args, a)
 	}
 	args = append(args, "-###")
-	cmd := exec.CommandContext(ctx, p.Clang, args...)
-	cmd.Args[0] = p.Argv0
-	cmd.Env = append(append([]string{}, p.Env...), "TMPDIR="+p.TempDir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
-	runErr := cmd.Run()
+	output, code, err := p.clangJobs(ctx, args)
+	if err != nil {
+		return nil, err
+	}
 	var header, messages []string
 	var jobs [][]string
 	inHeader := true
-	for _, line := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimRight(output, "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(line, " \""):
 			inHeader = false
@@ -103,11 +102,7 @@ func (p *Planner) Plan(ctx context.Context, clangArgs []string) (*Plan, error) {
 			messages = append(messages, line)
 		}
 	}
-	if runErr != nil {
-		code := 1
-		if ee, ok := runErr.(*exec.ExitError); ok && ee.ExitCode() > 0 {
-			code = ee.ExitCode()
-		}
+	if code != 0 {
 		return nil, &ClangError{Messages: strings.Join(messages, "\n"), Code: code}
 	}
 	if len(messages) > 0 {
@@ -120,6 +115,65 @@ func (p *Planner) Plan(ctx context.Context, clangArgs []string) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// clangJobs returns clang's -### output and exit status, from the plan
+// cache when it has a usable entry.
+func (p *Planner) clangJobs(ctx context.Context, args []string) (string, int, error) {
+	var key string
+	cacheable := p.Cache != nil
+	if cacheable {
+		key, cacheable = p.Cache.key(p.Clang, p.Argv0, args, p.Env)
+	}
+	if cacheable {
+		if out, ok := p.Cache.load(key, p.TempDir); ok && sourcesExist(out, p.TempDir) {
+			return out, 0, nil
+		}
+	}
+	cmd := exec.CommandContext(ctx, p.Clang, args...)
+	cmd.Args[0] = p.Argv0
+	cmd.Env = append(append([]string{}, p.Env...), "TMPDIR="+p.TempDir)
+	var out bytes.Buffer
+	cmd.Stderr = &out
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		code := 1
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return "", 0, fmt.Errorf("cannot run %s: %v", p.Clang, err)
+		}
+		if ee.ExitCode() > 0 {
+			code = ee.ExitCode()
+		}
+		return out.String(), code, nil
+	}
+	if cacheable {
+		p.Cache.store(key, p.TempDir, out.String())
+	}
+	return out.String(), 0, nil
+}
+
+// sourcesExist reports whether every file a cached plan's compile jobs read
+// (their last argument, when it is not a temporary) still exists; if one is
+// gone, clang itself must say so.
+func sourcesExist(output, tempDir string) bool {
+	for _, line := range strings.Split(output, "\n") {
+		if !strings.HasPrefix(line, " \"") {
+			continue
+		}
+		argv, err := actions.SplitHash(line)
+		if err != nil || len(argv) < 2 || (argv[1] != "-cc1" && argv[1] != "-cc1as") {
+			continue
+		}
+		in := argv[len(argv)-1]
+		if strings.HasPrefix(in, "-") || strings.HasPrefix(in, tempDir+string(filepath.Separator)) {
+			continue
+		}
+		if _, err := os.Stat(in); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // producers maps each output file to the job that writes it.
@@ -344,10 +398,6 @@ func (p *Planner) splitEmbed(plan *Plan, j *actions.Job, pr producers) error {
 
 // tempName names a temporary like clang: <tmp>/<stem>-<6 hex>.<ext>.
 func (p *Planner) tempName(like string) (string, error) {
-	var b [3]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
 	base := filepath.Base(like)
 	ext := filepath.Ext(base)
 	stem := strings.TrimSuffix(base, ext)
@@ -358,7 +408,7 @@ func (p *Planner) tempName(like string) (string, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	return filepath.Join(dir, fmt.Sprintf("%s-%s%s", stem, hex.EncodeToString(b[:]), ext)), nil
+	return filepath.Join(dir, fmt.Sprintf("%s-%s%s", stem, tempname.Hex6(), ext)), nil
 }
 
 func toolName(exe string) string {

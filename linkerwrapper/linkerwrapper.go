@@ -11,8 +11,6 @@ package linkerwrapper
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/tempname"
 	"github.com/offcc/offcc/packager"
 )
 
@@ -260,11 +259,7 @@ func (l *link) tempName(prefix, ext string) (string, error) {
 		return prefix + "." + ext, nil
 	}
 	for {
-		var r [3]byte
-		if _, err := rand.Read(r[:]); err != nil {
-			return "", err
-		}
-		p := filepath.Join(l.tmpDir, prefix+"-"+hex.EncodeToString(r[:])+"."+ext)
+		p := filepath.Join(l.tmpDir, prefix+"-"+tempname.Hex6()+"."+ext)
 		if !l.used[p] {
 			l.used[p] = true
 			return p, nil

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/linkerwrapper"
@@ -81,18 +81,17 @@ func runSubcommand(argv []string) int {
 		status = rc
 		return nil
 	}
-	app := &cli.App{
-		Name:            "offcc",
-		Usage:           "offload compiler driver tools",
-		HideHelpCommand: true,
-		Writer:          os.Stdout,
-		ErrWriter:       os.Stderr,
+	app := &cli.Command{
+		Name:      "offcc",
+		Usage:     "offload compiler driver tools",
+		Writer:    os.Stdout,
+		ErrWriter: os.Stderr,
 		Commands: []*cli.Command{
 			{
 				Name:            "offload-binary",
 				Usage:           "pack or extract offload binaries (llvm-offload-binary's command line)",
 				SkipFlagParsing: true,
-				Action: func(c *cli.Context) error {
+				Action: func(_ context.Context, c *cli.Command) error {
 					return setStatus(packager.Main("offcc", c.Args().Slice(), os.Stdout, os.Stderr))
 				},
 			},
@@ -100,7 +99,7 @@ func runSubcommand(argv []string) int {
 				Name:            "offload-embed",
 				Usage:           "offcc offload-embed -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section",
 				SkipFlagParsing: true,
-				Action: func(c *cli.Context) error {
+				Action: func(_ context.Context, c *cli.Command) error {
 					return setStatus(embedMain(c.Args().Slice(), os.Stdout, os.Stderr))
 				},
 			},
@@ -108,21 +107,23 @@ func runSubcommand(argv []string) int {
 				Name:            "linker-wrapper",
 				Usage:           "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
 				SkipFlagParsing: true,
-				Action: func(c *cli.Context) error {
-					return setStatus(linkerWrapperMain(c.Args().Slice()))
+				Action: func(ctx context.Context, c *cli.Command) error {
+					return setStatus(linkerWrapperMain(ctx, c.Args().Slice()))
 				},
 			},
 			{
 				Name:  "version",
 				Usage: "print offcc's version",
-				Action: func(c *cli.Context) error {
+				Action: func(context.Context, *cli.Command) error {
 					fmt.Fprintf(os.Stdout, "offcc version %s (drives LLVM %d)\n", version, toolchain.RequiredMajor)
 					return nil
 				},
 			},
 		},
 	}
-	if err := app.Run(argv); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := app.Run(ctx, argv); err != nil {
 		fmt.Fprintf(os.Stderr, "offcc: error: %v\n", err)
 		return 1
 	}
@@ -160,7 +161,7 @@ func embedMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func linkerWrapperMain(args []string) int {
+func linkerWrapperMain(ctx context.Context, args []string) int {
 	llvmDir := ""
 	if len(args) > 0 && strings.HasPrefix(args[0], "--llvm-dir=") {
 		llvmDir = strings.TrimPrefix(args[0], "--llvm-dir=")
@@ -171,8 +172,6 @@ func linkerWrapperMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "offcc: error: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	return linkerwrapper.Main(ctx, linkerwrapper.Config{
 		LLVMBin: llvm.Bin, ToolSuffix: llvm.Suffix, Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
 	}, args)
