@@ -2,18 +2,25 @@ package packager
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/offcc/offcc/objfile"
 )
 
 // writeArchive builds the GNU ar archive llvm-offload-binary --archive
 // writes (LLVM's writeArchive with a normal symbol table, deterministic
 // headers, not thin): members named by their source buffer, a "/" symbol
 // table when any member is an ELF object, names that are 16 bytes or longer
-// or contain '/' in a "//" table.
+// or contain '/' in a "//" table. The symbols of an ELF member are those
+// objfile.Symbols reports as defined (global, weak and unique symbols).
+//
+// objfile.WriteArchive is not used because its output is not LLVM's: it
+// writes a repeated long name once per member (LLVM writes it once), leaves
+// the "//" table's padding byte out of its size, and writes no placeholder
+// names for an empty symbol table.
 func writeArchive(members []*namedImage) ([]byte, error) {
 	type member struct {
 		name string
@@ -29,8 +36,8 @@ func writeArchive(members []*namedImage) ([]byte, error) {
 		switch {
 		case isBitcode(m.Data):
 			return nil, errors.New("--archive: the symbol table of LLVM bitcode members is not supported")
-		case bytes.HasPrefix(m.Data, []byte("\x7fELF")):
-			syms, err := elfArchiveSymbols(m.Data)
+		case objfile.IsELF(m.Data):
+			syms, _, err := objfile.Symbols(m.Data)
 			if err != nil {
 				return nil, fmt.Errorf("--archive: member %s: %w", m.source, err)
 			}
@@ -119,32 +126,4 @@ func writeArchive(members []*namedImage) ([]byte, error) {
 		}
 	}
 	return out.Bytes(), nil
-}
-
-// elfArchiveSymbols lists the symbols LLVM's archive writer puts in the
-// symbol table for an ELF member: defined, non-local, not FILE or SECTION,
-// in symbol table order.
-func elfArchiveSymbols(data []byte) ([]string, error) {
-	f, err := elf.NewFile(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		if errors.Is(err, elf.ErrNoSymbols) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var names []string
-	for _, s := range syms {
-		typ := elf.ST_TYPE(s.Info)
-		if elf.ST_BIND(s.Info) == elf.STB_LOCAL || s.Section == elf.SHN_UNDEF ||
-			typ == elf.STT_FILE || typ == elf.STT_SECTION {
-			continue
-		}
-		names = append(names, s.Name)
-	}
-	return names, nil
 }

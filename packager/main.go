@@ -2,7 +2,6 @@ package packager
 
 import (
 	"bytes"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-)
 
-// shtLLVMOffloading is ELF section type SHT_LLVM_OFFLOADING.
-const shtLLVMOffloading = elf.SectionType(0x6fff4c0b)
+	"github.com/offcc/offcc/objfile"
+)
 
 // Version is what Main prints for --version.
 const Version = "offcc offload-binary (LLVM 22 compatible)"
@@ -294,7 +292,7 @@ func extractNamed(data []byte, name string) ([]namedImage, error) {
 		return nil, errors.New("extracting offload binaries from LLVM bitcode is not supported")
 	case IsOffloadBinary(data):
 		ims, err = Parse(data)
-	case bytes.HasPrefix(data, []byte("\x7fELF")):
+	case objfile.IsELF(data):
 		ims, err = extractELF(data)
 	case bytes.HasPrefix(data, []byte("!<arch>\n")):
 		return extractArchive(data)
@@ -309,93 +307,47 @@ func extractNamed(data []byte, name string) ([]namedImage, error) {
 	return out, nil
 }
 
+// extractELF parses the contents of each SHT_LLVM_OFFLOADING section of an
+// ELF64 little-endian relocatable object, executable or shared object, in
+// section order. Empty (and SHT_NOBITS) sections are skipped. SHF_COMPRESSED
+// sections are not decompressed (LLVM never compresses this section); one
+// fails to parse with an error saying it looks compressed.
 func extractELF(data []byte) ([]Image, error) {
-	f, err := elf.NewFile(bytes.NewReader(data))
+	secs, err := objfile.SectionsOfType(data, objfile.SHTLLVMOffloading)
 	if err != nil {
 		return nil, fmt.Errorf("reading ELF: %w", err)
 	}
-	defer f.Close()
-	if f.Type != elf.ET_REL && f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
-		return nil, nil
-	}
 	var images []Image
-	for _, s := range f.Sections {
-		if s.Type != shtLLVMOffloading || s.Size == 0 {
+	for i, sec := range secs {
+		if len(sec) == 0 {
 			continue
-		}
-		if s.Offset > uint64(len(data)) || s.Size > uint64(len(data))-s.Offset {
-			return nil, fmt.Errorf("section %s runs past end of file", s.Name)
-		}
-		var sec []byte
-		if s.Flags&elf.SHF_COMPRESSED != 0 {
-			if sec, err = s.Data(); err != nil {
-				return nil, fmt.Errorf("section %s: %w", s.Name, err)
-			}
-		} else {
-			sec = data[s.Offset : s.Offset+s.Size]
 		}
 		ims, err := Parse(sec)
 		if err != nil {
-			return nil, fmt.Errorf("section %s: %w", s.Name, err)
+			// An Elf64_Chdr starts with ch_type ELFCOMPRESS_ZLIB (1) or
+			// ELFCOMPRESS_ZSTD (2) and a zero ch_reserved.
+			if len(sec) >= 8 && (sec[0] == 1 || sec[0] == 2) && string(sec[1:8]) == "\x00\x00\x00\x00\x00\x00\x00" {
+				return nil, fmt.Errorf("SHT_LLVM_OFFLOADING section %d of %d: compressed (SHF_COMPRESSED) sections are not supported", i+1, len(secs))
+			}
+			return nil, fmt.Errorf("SHT_LLVM_OFFLOADING section %d of %d: %w", i+1, len(secs), err)
 		}
 		images = append(images, ims...)
 	}
 	return images, nil
 }
 
-// extractArchive walks the members of a GNU or BSD ar archive.
+// extractArchive extracts from each member of a GNU or BSD ar archive, in
+// order; images found in a member are named by the member name.
 func extractArchive(data []byte) ([]namedImage, error) {
+	a, err := objfile.ParseArchive(data)
+	if err != nil {
+		return nil, err
+	}
 	var images []namedImage
-	var longNames []byte
-	off := 8
-	for off < len(data) {
-		if len(data)-off < 60 {
-			return nil, fmt.Errorf("archive member header at offset %#x truncated", off)
-		}
-		h := data[off : off+60]
-		if h[58] != '`' || h[59] != '\n' {
-			return nil, fmt.Errorf("archive member header at offset %#x: bad terminator", off)
-		}
-		name := strings.TrimRight(string(h[0:16]), " ")
-		size, err := strconv.ParseUint(strings.TrimRight(string(h[48:58]), " "), 10, 64)
-		if err != nil || size > uint64(len(data)-off-60) {
-			return nil, fmt.Errorf("archive member header at offset %#x: bad size", off)
-		}
-		body := data[off+60 : off+60+int(size)]
-		at := off
-		off += 60 + int(size)
-		if off%2 == 1 && off < len(data) {
-			off++
-		}
-		switch {
-		case name == "//":
-			longNames = body
-			continue
-		case name == "/" || name == "/SYM64/" || name == "__.SYMDEF" || name == "__.SYMDEF SORTED":
-			continue
-		case strings.HasPrefix(name, "#1/"):
-			n, err := strconv.Atoi(name[3:])
-			if err != nil || n < 0 || n > len(body) {
-				return nil, fmt.Errorf("archive member at offset %#x: bad BSD name", at)
-			}
-			name = strings.TrimRight(string(body[:n]), "\x00")
-			body = body[n:]
-		case len(name) > 1 && name[0] == '/':
-			n, err := strconv.Atoi(name[1:])
-			if err != nil || n < 0 || n >= len(longNames) {
-				return nil, fmt.Errorf("archive member at offset %#x: bad long name %q", at, name)
-			}
-			end := bytes.Index(longNames[n:], []byte("/\n"))
-			if end < 0 {
-				return nil, fmt.Errorf("archive member at offset %#x: unterminated long name", at)
-			}
-			name = string(longNames[n : n+end])
-		default:
-			name = strings.TrimSuffix(name, "/")
-		}
-		ims, err := extractNamed(body, name)
+	for _, m := range a.Members {
+		ims, err := extractNamed(m.Data, m.Name)
 		if err != nil {
-			return nil, fmt.Errorf("archive member %q: %w", name, err)
+			return nil, fmt.Errorf("archive member %q: %w", m.Name, err)
 		}
 		images = append(images, ims...)
 	}
