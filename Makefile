@@ -51,7 +51,7 @@ gotest:
 	$(GO) build -race -o bin/race/offcc ./cmd/offcc
 	ln -sfn offcc bin/race/offcc++
 	OFFCC=$(CURDIR)/bin/race/offcc GORACE="exitcode=66 halt_on_error=1" \
-		$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
