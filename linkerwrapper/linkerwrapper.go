@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/tempname"
 	"github.com/offcc/offcc/packager"
 )
@@ -166,12 +167,10 @@ func (l *link) run(ctx context.Context, args []string) (err error) {
 	// it, rename on success.
 	tmpOut := o.output
 	if !o.dryRun {
-		f, err := os.CreateTemp(filepath.Dir(o.output), "."+l.outBase+".offcc-*")
+		tmpOut, err = atomicfile.TempName(o.output)
 		if err != nil {
 			return err
 		}
-		tmpOut = f.Name()
-		f.Close()
 		defer os.Remove(tmpOut) // a no-op after the rename
 	}
 	hostArgs[o.outIndex] = tmpOut

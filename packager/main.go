@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/offcc/offcc/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -174,7 +175,7 @@ func pack(out string, specs []string, stdout io.Writer) error {
 		_, err := stdout.Write(blob)
 		return err
 	}
-	return WriteFileAtomic(out, blob)
+	return atomicfile.Write(out, blob, 0o666)
 }
 
 func extract(prog, in string, specs []string, archive bool, stderr io.Writer) error {
@@ -218,14 +219,14 @@ func extract(prog, in string, specs []string, archive bool, stderr io.Writer) er
 			if err != nil {
 				return err
 			}
-			if err := WriteFileAtomic(file, ar); err != nil {
+			if err := atomicfile.Write(file, ar, 0o666); err != nil {
 				return err
 			}
 		case hasFile:
 			if len(matched) > 1 {
 				fmt.Fprintf(stderr, "%s: warning: Multiple inputs match to a single file, '%s'\n", prog, file)
 			}
-			if err := WriteFileAtomic(file, matched[len(matched)-1].Data); err != nil {
+			if err := atomicfile.Write(file, matched[len(matched)-1].Data, 0o666); err != nil {
 				return err
 			}
 		default:
@@ -234,7 +235,7 @@ func extract(prog, in string, specs []string, archive bool, stderr io.Writer) er
 				triple, _ := im.Get("triple")
 				arch, _ := im.Get("arch")
 				name := stem + "-" + triple + "-" + arch + "." + strconv.Itoa(idx) + "." + im.Kind.Extension()
-				if err := WriteFileAtomic(name, im.Data); err != nil {
+				if err := atomicfile.Write(name, im.Data, 0o666); err != nil {
 					return err
 				}
 			}
@@ -352,51 +353,4 @@ func extractArchive(data []byte) ([]namedImage, error) {
 		images = append(images, ims...)
 	}
 	return images, nil
-}
-
-// WriteFileAtomic writes data to name through a temporary file in the same
-// directory that is renamed over name, so name is never left half written;
-// the temporary file is removed on failure. The file gets mode 0666 minus
-// the process umask, like LLVM's FileOutputBuffer.
-func WriteFileAtomic(name string, data []byte) (err error) {
-	dir, base := filepath.Split(name)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o666 &^ umask()); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
-}
-
-// umask reads the process umask from /proc/self/status, defaulting to 022.
-func umask() os.FileMode {
-	st, err := os.ReadFile("/proc/self/status")
-	if err == nil {
-		for _, line := range strings.Split(string(st), "\n") {
-			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
-				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-					return os.FileMode(m)
-				}
-			}
-		}
-	}
-	return 0o022
 }
