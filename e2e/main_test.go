@@ -70,6 +70,8 @@ func testMain(m *testing.M) int {
 	}
 	workDir = dir
 	defer os.RemoveAll(dir)
+	// offcc's plan cache goes into the work directory, not the user's.
+	os.Setenv("OFFCC_CACHE_DIR", filepath.Join(dir, "cache"))
 	// Build (or link) the compiler up front unless only listing tests or
 	// LLVM 22 is not installed (then every test skips).
 	if l := flag.Lookup("test.list"); (l == nil || l.Value.String() == "") && haveLLVM() {
