@@ -21,9 +21,11 @@ import (
 //
 // The key covers everything clang's job list depends on that can change
 // between runs of one command: the clang executable (path, size, mtime), the
-// working directory, the driver name, every argument and the environment
-// (less variables that differ per run: make's jobserver, TMPDIR, ...). A
-// hit is used only if every source file the plan reads still exists.
+// directories clang searches for configuration files and GCC installations
+// (their mtimes), the working directory, the driver name, every argument and
+// the environment (less variables that differ per run: make's jobserver,
+// TMPDIR, ...). A hit is used only if every source file the plan reads
+// still exists.
 type planCache struct {
 	dir string
 	// maxEntries bounds the cache; the oldest entries go first.
@@ -71,6 +73,15 @@ func (c *planCache) key(clang, argv0 string, args, env []string) (string, bool) 
 	}
 	h := fnv.New128a()
 	fmt.Fprintf(h, "offcc plan v1\x00%s\x00%d\x00%d\x00%s\x00%s\x00", clang, fi.Size(), fi.ModTime().UnixNano(), cwd, argv0)
+	// clang's job list also depends on what it finds on disk: configuration
+	// files beside it or in /etc/clang, and the GCC installations it picks
+	// its C++ library and crt files from. Adding or removing any of those
+	// changes the directory's modification time.
+	for _, d := range []string{filepath.Dir(clang), "/etc/clang", "/usr/lib/gcc", "/usr/lib/gcc/x86_64-linux-gnu", "/usr/lib/gcc-cross"} {
+		if di, err := os.Stat(d); err == nil {
+			fmt.Fprintf(h, "%s\x00%d\x00", d, di.ModTime().UnixNano())
+		}
+	}
 	for _, a := range args {
 		io.WriteString(h, a)
 		h.Write([]byte{0})
