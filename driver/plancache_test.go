@@ -19,7 +19,9 @@ func countingClang(t *testing.T, tmpDir string) (clang, counter string) {
 	if err := os.WriteFile(canned, []byte(cannedJobs), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	counter = filepath.Join(dir, "runs")
+	// The counter lives outside clang's directory: that directory's mtime is
+	// part of the cache key.
+	counter = filepath.Join(t.TempDir(), "runs")
 	clang = filepath.Join(dir, "clang")
 	script := "#!/bin/sh\necho run >> " + counter + "\nsed \"s|TMP|$TMPDIR|g\" " + canned + " >&2\n"
 	if err := os.WriteFile(clang, []byte(script), 0o755); err != nil {
