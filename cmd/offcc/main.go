@@ -161,7 +161,36 @@ func embedMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+const linkerWrapperUsage = `USAGE: offcc linker-wrapper [--llvm-dir=DIR] [options] <host linker arguments>
+
+The link stage of an offload build, with clang-linker-wrapper's command line:
+it extracts the offload images from the objects and archive members the link
+uses, links them per (triple, arch), registers them with the offload runtime
+and runs the host linker.
+
+OPTIONS:
+  --host-triple=<triple>    host target triple
+  --linker-path=<path>      host linker to run
+  -o <path>                 output file
+  --device-linker=[<triple>=]<arg>    argument for the device link
+  --device-compiler=[<triple>=]<arg>  argument for the device compile
+  --should-extract=<arch>   always extract this architecture from archives
+  --wrapper-jobs=<N|jobserver>        concurrent device links
+  --dry-run                 print the commands, run nothing
+  --wrapper-verbose         print the commands as they run
+  --save-temps              keep intermediate files
+`
+
 func linkerWrapperMain(ctx context.Context, args []string) int {
+	for _, a := range args {
+		if a == "--help" || a == "-help" || a == "-h" {
+			fmt.Fprint(os.Stdout, linkerWrapperUsage)
+			return 0
+		}
+		if a == "--" {
+			break
+		}
+	}
 	llvmDir := ""
 	if len(args) > 0 && strings.HasPrefix(args[0], "--llvm-dir=") {
 		llvmDir = strings.TrimPrefix(args[0], "--llvm-dir=")
