@@ -75,13 +75,18 @@ offload=(-fopenmp -O2 -c --offload-arch="$ARCHS" -nogpulib bench.c -o out.o)
 echo "bench: $KERNELS target regions, --offload-arch=$ARCHS, $RUNS runs each (alternating)" >&2
 : >clang.t
 : >offcc.t
+: >cold.t
+# offcc's plan cache lives here; "cold" runs disable it (a first build of a
+# command line), the others use it (a rebuild).
+export OFFCC_CACHE_DIR="$work/cache"
 # Warm the page cache / tool binaries once, untimed.
 "$CLANG" "${offload[@]}" 2>/dev/null
 "$OFFCC" "${offload[@]}" 2>/dev/null
 for ((i = 1; i <= RUNS; i++)); do
 	time_one clang.t "$CLANG" "${offload[@]}"
 	time_one offcc.t "$OFFCC" "${offload[@]}"
-	echo "bench: run $i/$RUNS: clang $(tail -1 clang.t | cut -d' ' -f1)s, offcc $(tail -1 offcc.t | cut -d' ' -f1)s" >&2
+	time_one cold.t env OFFCC_PLAN_CACHE=0 "$OFFCC" "${offload[@]}"
+	echo "bench: run $i/$RUNS: clang $(tail -1 clang.t | cut -d' ' -f1)s, offcc $(tail -1 offcc.t | cut -d' ' -f1)s, offcc without plan cache $(tail -1 cold.t | cut -d' ' -f1)s" >&2
 done
 
 plain=(-O2 -c plain.c -o plain.o)
@@ -96,8 +101,10 @@ done
 cw=$(median 1 clang.t) ow=$(median 1 offcc.t)
 cc=$(awk '{print $2 + $3}' clang.t >clang.cpu && median 1 clang.cpu)
 oc=$(awk '{print $2 + $3}' offcc.t >offcc.cpu && median 1 offcc.cpu)
+kw=$(median 1 cold.t)
+kc=$(awk '{print $2 + $3}' cold.t >cold.cpu && median 1 cold.cpu)
 pcw=$(median 1 clang.p) pow=$(median 1 offcc.p)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 cpus=$(nproc 2>/dev/null || echo "?")
 echo
@@ -106,8 +113,10 @@ echo
 echo "| compiler | wall (s) | CPU user+sys (s) |"
 echo "|---|---:|---:|"
 echo "| clang-22 | $cw | $cc |"
-echo "| offcc | $ow | $oc |"
-echo "| offcc / clang | $(ratio "$ow" "$cw") | $(ratio "$oc" "$cc") |"
+echo "| offcc, plan cached (rebuild) | $ow | $oc |"
+echo "| offcc, no plan cache (first build) | $kw | $kc |"
+echo "| ratio offcc / clang, rebuild | $(ratio "$ow" "$cw") | $(ratio "$oc" "$cc") |"
+echo "| ratio offcc / clang, first build | $(ratio "$kw" "$cw") | $(ratio "$kc" "$cc") |"
 echo
 echo "Plain \`-O2 -c\` of a small C file; median of $PLAIN_RUNS runs."
 echo
