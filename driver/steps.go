@@ -79,7 +79,7 @@ func EmbedOffload(out, hostObj string, blobs []string) error {
 		return err
 	}
 	var section []byte
-	for _, b := range blobs {
+	for i, b := range blobs {
 		data, err := os.ReadFile(b)
 		if err != nil {
 			return err
@@ -87,11 +87,19 @@ func EmbedOffload(out, hostObj string, blobs []string) error {
 		if !packager.IsOffloadBinary(data) {
 			return fmt.Errorf("%s: not an offload binary", b)
 		}
+		if i == 0 {
+			section = data // the usual case: one blob, no copy
+			continue
+		}
 		// Each blob is 8-aligned in size, so concatenation keeps every
 		// blob 8-aligned, as in a section clang writes.
 		section = append(section, data...)
 	}
-	res, err := objfile.AddSection(obj, objfile.NewSection{
+	f, err := atomicfile.Create(out)
+	if err != nil {
+		return err
+	}
+	err = objfile.WriteWithSection(f, obj, objfile.NewSection{
 		Name:  ".llvm.offloading",
 		Type:  objfile.SHTLLVMOffloading,
 		Flags: objfile.SHFExclude,
@@ -99,7 +107,9 @@ func EmbedOffload(out, hostObj string, blobs []string) error {
 		Data:  section,
 	})
 	if err != nil {
+		f.Abort()
 		return fmt.Errorf("%s: %v", hostObj, err)
 	}
-	return atomicfile.Write(out, res, 0o644)
+	// Objects get 0666 less the umask, as compilers create them.
+	return f.Commit(0o666)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -318,6 +319,40 @@ func Symbols(obj []byte) (defined, undefined []string, err error) {
 // For an offload object: AddSection(obj, NewSection{Name: ".llvm.offloading",
 // Type: SHTLLVMOffloading, Flags: SHFExclude, Align: 8, Data: image}).
 func AddSection(obj []byte, s NewSection) ([]byte, error) {
+	parts, err := addSectionParts(obj, s)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, p := range parts {
+		total += len(p)
+	}
+	out := make([]byte, 0, total)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// WriteWithSection writes what AddSection returns to w without building it
+// in memory: the object's bytes and the new data are written from the
+// slices passed in.
+func WriteWithSection(w io.Writer, obj []byte, s NewSection) error {
+	parts, err := addSectionParts(obj, s)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addSectionParts lays out AddSection's result as consecutive pieces; the
+// big ones alias obj and s.Data.
+func addSectionParts(obj []byte, s NewSection) ([][]byte, error) {
 	f, err := parseELF(obj)
 	if err != nil {
 		return nil, err
@@ -414,19 +449,21 @@ func AddSection(obj []byte, s NewSection) ([]byte, error) {
 	newNum := f.shnum + 1
 	total := shoff + newNum*elfShdrSize
 
-	out := make([]byte, total)
-	copy(out, obj[:keep])
-	copy(out[dataOff:], s.Data)
+	// The result is obj[:keep] with a patched ELF header, zero padding, the
+	// new data, then a tail: the new string table (if any), padding and
+	// the section header table.
+	tail := make([]byte, total-strOff)
 	if newStr {
-		copy(out[strOff:], oldStr)
-		copy(out[strOff+uint64(nameOff):], s.Name)
+		copy(tail, oldStr)
+		copy(tail[uint64(nameOff):], s.Name)
 	}
 	// Old section headers, then the new one.
-	copy(out[shoff:], obj[f.shoff:f.shoff+f.shnum*elfShdrSize])
+	shdrs := tail[shoff-strOff:]
+	copy(shdrs, obj[f.shoff:f.shoff+f.shnum*elfShdrSize])
 	if newStr {
-		h := readShdr(out[shoff+f.shstrndx*elfShdrSize:])
+		h := readShdr(shdrs[f.shstrndx*elfShdrSize:])
 		h.offset, h.size = strOff, strSize
-		h.put(out[shoff+f.shstrndx*elfShdrSize:])
+		h.put(shdrs[f.shstrndx*elfShdrSize:])
 	}
 	nh := sectionHeader{
 		name:      uint32(nameOff),
@@ -436,29 +473,31 @@ func AddSection(obj []byte, s NewSection) ([]byte, error) {
 		size:      uint64(len(s.Data)),
 		addralign: s.Align,
 	}
-	nh.put(out[shoff+f.shnum*elfShdrSize:])
+	nh.put(shdrs[f.shnum*elfShdrSize:])
 
 	// ELF header: table offset and (possibly extended) section count.
-	le.PutUint64(out[40:], shoff)
-	s0 := readShdr(out[shoff:])
+	ehdr := make([]byte, elfHeaderSize)
+	copy(ehdr, obj)
+	le.PutUint64(ehdr[40:], shoff)
+	s0 := readShdr(shdrs)
 	if newNum >= shnLoReserve {
-		le.PutUint16(out[60:], 0)
+		le.PutUint16(ehdr[60:], 0)
 		s0.size = newNum
 	} else {
-		le.PutUint16(out[60:], uint16(newNum))
+		le.PutUint16(ehdr[60:], uint16(newNum))
 		s0.size = 0
 	}
 	if f.shstrndx >= shnLoReserve {
-		le.PutUint16(out[62:], shnXIndex)
+		le.PutUint16(ehdr[62:], shnXIndex)
 		s0.link = uint32(f.shstrndx)
 	} else {
-		le.PutUint16(out[62:], uint16(f.shstrndx))
+		le.PutUint16(ehdr[62:], uint16(f.shstrndx))
 		if le.Uint16(obj[62:]) == shnXIndex {
 			s0.link = 0
 		}
 	}
-	s0.put(out[shoff:])
-	return out, nil
+	s0.put(shdrs)
+	return [][]byte{ehdr, obj[elfHeaderSize:keep], make([]byte, dataOff-keep), s.Data, tail}, nil
 }
 
 // maxAddAlign bounds the padding AddSection inserts before the new section.

@@ -514,3 +514,27 @@ func smallObject(t *testing.T, dir string) []byte {
 	run(t, dir, clang, "-c", "small.c", "-o", "small.o")
 	return readFile(t, filepath.Join(dir, "small.o"))
 }
+
+// TestWriteWithSectionMatchesAddSection checks that the streaming writer
+// produces AddSection's bytes.
+func TestWriteWithSectionMatchesAddSection(t *testing.T) {
+	obj, err := os.ReadFile(filepath.Join("testdata", "small.o"))
+	if err != nil {
+		t.Skip("no testdata/small.o")
+	}
+	s := NewSection{Name: ".llvm.offloading", Type: SHTLLVMOffloading, Flags: SHFExclude, Align: 8, Data: bytes.Repeat([]byte{0xAD}, 1000)}
+	want, err := AddSection(obj, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := WriteWithSection(&got, obj, s); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("WriteWithSection wrote %d bytes that differ from AddSection's %d", got.Len(), len(want))
+	}
+	if err := WriteWithSection(&got, []byte("not an object"), s); err == nil {
+		t.Error("WriteWithSection accepted a non-ELF input")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 )
@@ -82,31 +83,67 @@ func reversedGreater(a, b string) bool {
 // are written as given); the string table holds every key and value once,
 // sorted and tail merged like llvm::StringTableBuilder.
 func Marshal(images []Image) []byte {
-	var out []byte
-	for i := range images {
-		out = appendBlob(out, &images[i])
-	}
-	return out
+	var buf bytes.Buffer
+	buf.Grow(int(MarshalledSize(images)))
+	WriteImages(&buf, images) // a bytes.Buffer does not fail
+	return buf.Bytes()
 }
 
-func appendBlob(out []byte, im *Image) []byte {
+// MarshalledSize returns len(Marshal(images)) without building it.
+func MarshalledSize(images []Image) uint64 {
+	var n uint64
+	for i := range images {
+		n += newBlobLayout(&images[i]).size
+	}
+	return n
+}
+
+// WriteImages writes what Marshal returns to w, streaming each image's
+// bytes from Image.Data instead of copying them into one buffer first.
+func WriteImages(w io.Writer, images []Image) error {
+	var pad [align]byte
+	for i := range images {
+		im := &images[i]
+		l := newBlobLayout(im)
+		if _, err := w.Write(l.head(im)); err != nil {
+			return err
+		}
+		if _, err := w.Write(im.Data); err != nil {
+			return err
+		}
+		if _, err := w.Write(pad[:l.size-l.dataOff-uint64(len(im.Data))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blobLayout is where the parts of one image's blob go.
+type blobLayout struct {
+	tab                      stringTable
+	strTabOff, dataOff, size uint64
+}
+
+func newBlobLayout(im *Image) blobLayout {
 	strs := make([]string, 0, 2*len(im.Strings))
 	for _, kv := range im.Strings {
 		strs = append(strs, kv.Key, kv.Value)
 	}
-	tab := newStringTable(strs)
-	n := uint64(len(im.Strings))
-	strTabOff := uint64(headerSize+entrySize) + stringEntrySize*n
-	dataOff := alignTo(strTabOff+uint64(len(tab.data)), align)
-	size := alignTo(dataOff+uint64(len(im.Data)), align)
+	l := blobLayout{tab: newStringTable(strs)}
+	l.strTabOff = uint64(headerSize+entrySize) + stringEntrySize*uint64(len(im.Strings))
+	l.dataOff = alignTo(l.strTabOff+uint64(len(l.tab.data)), align)
+	l.size = alignTo(l.dataOff+uint64(len(im.Data)), align)
+	return l
+}
 
-	start := len(out)
-	out = append(out, make([]byte, size)...)
-	b := out[start:]
+// head returns the blob's bytes before the image: header, entry, string
+// entries, string table and padding up to the image offset.
+func (l *blobLayout) head(im *Image) []byte {
+	b := make([]byte, l.dataOff)
 	le := binary.LittleEndian
 	copy(b, magic[:])
 	le.PutUint32(b[4:], version)
-	le.PutUint64(b[8:], size)
+	le.PutUint64(b[8:], l.size)
 	le.PutUint64(b[16:], headerSize)
 	le.PutUint64(b[24:], entrySize)
 	e := b[headerSize:]
@@ -114,17 +151,16 @@ func appendBlob(out []byte, im *Image) []byte {
 	le.PutUint16(e[2:], uint16(im.Offload))
 	le.PutUint32(e[4:], im.Flags)
 	le.PutUint64(e[8:], headerSize+entrySize)
-	le.PutUint64(e[16:], n)
-	le.PutUint64(e[24:], dataOff)
+	le.PutUint64(e[16:], uint64(len(im.Strings)))
+	le.PutUint64(e[24:], l.dataOff)
 	le.PutUint64(e[32:], uint64(len(im.Data)))
 	se := b[headerSize+entrySize:]
 	for i, kv := range im.Strings {
-		le.PutUint64(se[16*i:], strTabOff+tab.offsets[kv.Key])
-		le.PutUint64(se[16*i+8:], strTabOff+tab.offsets[kv.Value])
+		le.PutUint64(se[16*i:], l.strTabOff+l.tab.offsets[kv.Key])
+		le.PutUint64(se[16*i+8:], l.strTabOff+l.tab.offsets[kv.Value])
 	}
-	copy(b[strTabOff:], tab.data)
-	copy(b[dataOff:], im.Data)
-	return out
+	copy(b[l.strTabOff:], l.tab.data)
+	return b
 }
 
 // ParseError reports malformed offload binary input: the byte offset of

@@ -170,12 +170,18 @@ func pack(out string, specs []string, stdout io.Writer) error {
 			})
 		}
 	}
-	blob := Marshal(images)
 	if out == "-" {
-		_, err := stdout.Write(blob)
+		return WriteImages(stdout, images)
+	}
+	f, err := atomicfile.Create(out)
+	if err != nil {
 		return err
 	}
-	return atomicfile.Write(out, blob, 0o666)
+	if err := WriteImages(f, images); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit(0o666)
 }
 
 func extract(prog, in string, specs []string, archive bool, stderr io.Writer) error {
