@@ -13,6 +13,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/tempname"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // Plan is offcc's job graph for one command line, planned from the commands
@@ -230,7 +231,7 @@ func (p *Planner) build(plan *Plan, jobs [][]string) error {
 				}
 			}
 		}
-		switch base := toolName(argv[0]); {
+		switch base := toolchain.ToolName(argv[0]); {
 		case base == "llvm-offload-binary" || base == "clang-offload-packager":
 			p.inProcessPackager(j)
 		case base == "clang-linker-wrapper":
@@ -257,7 +258,7 @@ func (p *Planner) build(plan *Plan, jobs [][]string) error {
 // triple, output, primary input and estimated cost.
 func describe(argv []string) *actions.Job {
 	j := &actions.Job{Args: argv}
-	base := toolName(argv[0])
+	base := toolchain.ToolName(argv[0])
 	out := argAfter(argv, "-o")
 	switch {
 	case len(argv) > 1 && argv[1] == "-cc1":
@@ -409,15 +410,6 @@ func (p *Planner) tempName(like string) (string, error) {
 		dir = os.TempDir()
 	}
 	return filepath.Join(dir, fmt.Sprintf("%s-%s%s", stem, tempname.Hex6(), ext)), nil
-}
-
-func toolName(exe string) string {
-	base := filepath.Base(exe)
-	// Versioned names such as clang-linker-wrapper-22 name the same tool.
-	if i := strings.LastIndexByte(base, '-'); i > 0 && isDigits(base[i+1:]) {
-		base = base[:i]
-	}
-	return base
 }
 
 func hasArg(argv []string, a string) bool { return contains(argv, a) }

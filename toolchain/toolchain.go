@@ -115,3 +115,15 @@ func resourceMajor(bin string) int {
 	sort.Ints(majors)
 	return majors[len(majors)-1]
 }
+
+// ToolName returns the tool a path names: its base name without a version
+// suffix, so /usr/bin/clang-linker-wrapper-22 names clang-linker-wrapper.
+func ToolName(path string) string {
+	base := filepath.Base(path)
+	if i := strings.LastIndexByte(base, '-'); i > 0 && i+1 < len(base) {
+		if _, err := strconv.Atoi(base[i+1:]); err == nil {
+			return base[:i]
+		}
+	}
+	return base
+}

@@ -70,3 +70,18 @@ func TestFindMissing(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestToolName(t *testing.T) {
+	for in, want := range map[string]string{
+		"/usr/bin/clang-linker-wrapper-22":         "clang-linker-wrapper",
+		"/usr/lib/llvm-22/bin/llvm-offload-binary": "llvm-offload-binary",
+		"clang-offload-packager-22":                "clang-offload-packager",
+		"ld.lld":                                   "ld.lld",
+		"x86_64-linux-gnu-ld":                      "x86_64-linux-gnu-ld",
+		"tool-":                                    "tool-",
+	} {
+		if got := ToolName(in); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func main() {
 
 func run(argv []string) int {
 	name := filepath.Base(argv[0])
-	switch toolAlias(name) {
+	switch toolchain.ToolName(name) {
 	case "llvm-offload-binary", "clang-offload-packager":
 		return packager.Main(name, argv[1:], os.Stdout, os.Stderr)
 	}
@@ -52,16 +52,6 @@ func run(argv []string) int {
 		Stdout: os.Stdout, Stderr: os.Stderr, Self: self,
 		Exec: driver.ExecClang,
 	})
-}
-
-// toolAlias strips a version suffix ("-22") from a multi-call name.
-func toolAlias(name string) string {
-	if i := strings.LastIndexByte(name, '-'); i > 0 {
-		if _, err := fmt.Sscanf(name[i+1:], "%d", new(int)); err == nil {
-			return name[:i]
-		}
-	}
-	return name
 }
 
 var subcommands = []string{"offload-binary", "offload-embed", "linker-wrapper", "version"}
