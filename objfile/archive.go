@@ -332,10 +332,11 @@ func (a *Archive) SymbolIndex() map[string]int {
 	return idx
 }
 
-// WriteArchive writes members as a deterministic GNU-format ar archive:
+// WriteArchive writes members as a deterministic GNU-format ar archive, byte
+// for byte what LLVM's archive writer produces for the same members:
 // every header has mtime 0, uid 0, gid 0 and mode 644; names longer than 15
 // bytes, or containing '/', go to a "//" long-name table. When at least one
-// member is an ELF object whose symbols can be read, the archive starts with
+// member is an ELF object (whose symbol table must be readable), the archive starts with
 // a GNU "/" symbol table (or "/SYM64/" beyond 4 GiB) listing the global and
 // weak symbols each ELF member defines, so that linkers can use the archive
 // without running ranlib. Names must be non-empty and free of newlines and
@@ -343,6 +344,7 @@ func (a *Archive) SymbolIndex() map[string]int {
 func WriteArchive(w io.Writer, members []Member) error {
 	// Names and long-name table.
 	var longNames bytes.Buffer
+	longOff := map[string]int{}
 	hdrNames := make([]string, len(members))
 	for i, m := range members {
 		if m.Name == "" {
@@ -358,9 +360,19 @@ func WriteArchive(w io.Writer, members []Member) error {
 			hdrNames[i] = m.Name + "/"
 			continue
 		}
-		hdrNames[i] = "/" + strconv.Itoa(longNames.Len())
-		longNames.WriteString(m.Name)
-		longNames.WriteString("/\n")
+		// A name used by several members is stored once, as LLVM does.
+		off, ok := longOff[m.Name]
+		if !ok {
+			off = longNames.Len()
+			longOff[m.Name] = off
+			longNames.WriteString(m.Name)
+			longNames.WriteString("/\n")
+		}
+		hdrNames[i] = "/" + strconv.Itoa(off)
+	}
+	// LLVM counts the table's padding byte in its size.
+	if longNames.Len()%2 == 1 {
+		longNames.WriteByte('\n')
 	}
 
 	// Symbols.
@@ -377,7 +389,7 @@ func WriteArchive(w io.Writer, members []Member) error {
 		}
 		def, _, err := Symbols(m.Data)
 		if err != nil {
-			continue
+			return fmt.Errorf("archive member %s: %v", m.Name, err)
 		}
 		haveELF = true
 		for _, s := range def {
@@ -391,7 +403,7 @@ func WriteArchive(w io.Writer, members []Member) error {
 	memberSpan := func(start uint64) (offs []uint64, end uint64) {
 		off := start
 		if longSize > 0 {
-			off += arHdrSize + longSize + longSize%2
+			off += arHdrSize + longSize // even: the table is padded
 		}
 		offs = make([]uint64, len(members))
 		for i, m := range members {
@@ -405,6 +417,9 @@ func WriteArchive(w io.Writer, members []Member) error {
 	symName := "/"
 	if haveELF {
 		wd := uint64(4)
+		if len(syms) == 0 {
+			strSize = 3 // placeholder names, as LLVM writes them
+		}
 		symSize := func() uint64 {
 			s := wd + wd*uint64(len(syms)) + strSize
 			return s + s%2
@@ -431,6 +446,10 @@ func WriteArchive(w io.Writer, members []Member) error {
 			symtab = append(symtab, s.name...)
 			symtab = append(symtab, 0)
 		}
+		if len(syms) == 0 {
+			// LLVM's empty string table is three NULs.
+			symtab = append(symtab, 0, 0, 0)
+		}
 		if len(symtab)%2 == 1 {
 			symtab = append(symtab, 0)
 		}
@@ -445,9 +464,6 @@ func WriteArchive(w io.Writer, members []Member) error {
 	if longSize > 0 {
 		writeArHeader(bw, "//", "", "", "", "", longSize)
 		bw.Write(longNames.Bytes())
-		if longSize%2 == 1 {
-			bw.WriteByte('\n')
-		}
 	}
 	for i, m := range members {
 		writeArHeader(bw, hdrNames[i], "0", "0", "0", "644", uint64(len(m.Data)))
