@@ -2,6 +2,7 @@ package linkerwrapper
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,26 +198,19 @@ func resolvesUndefined(defs []string, defined, undefined map[string]bool) bool {
 
 // objectImages returns the offload images embedded in the ELF object data.
 func objectImages(name string, data []byte, stem string) ([]deviceImage, error) {
-	secs, err := objfile.SectionsOfType(data, objfile.SHTLLVMOffloading)
-	if err != nil {
+	imgs, err := packager.ImagesInELF(data)
+	if errors.Is(err, packager.ErrNotReadableELF) {
 		// Not an object we can read (e.g. 32-bit); the host linker decides.
 		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid offloading section: %v", name, err)
+	}
 	var out []deviceImage
-	for _, sec := range secs {
-		// Section contents may be unaligned in the file; Parse copies if
-		// it must, but give it an aligned buffer to be safe.
-		buf := make([]byte, len(sec))
-		copy(buf, sec)
-		imgs, err := packager.Parse(buf)
-		if err != nil {
-			return nil, fmt.Errorf("%s: invalid offloading section: %v", name, err)
-		}
-		for _, im := range imgs {
-			triple, _ := im.Get("triple")
-			arch, _ := im.Get("arch")
-			out = append(out, deviceImage{image: im, triple: triple, arch: arch, stem: stem})
-		}
+	for _, im := range imgs {
+		triple, _ := im.Get("triple")
+		arch, _ := im.Get("arch")
+		out = append(out, deviceImage{image: im, triple: triple, arch: arch, stem: stem})
 	}
 	return out, nil
 }

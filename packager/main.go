@@ -300,7 +300,7 @@ func extractNamed(data []byte, name string) ([]namedImage, error) {
 	case IsOffloadBinary(data):
 		ims, err = Parse(data)
 	case objfile.IsELF(data):
-		ims, err = extractELF(data)
+		ims, err = ImagesInELF(data)
 	case bytes.HasPrefix(data, []byte("!<arch>\n")):
 		return extractArchive(data)
 	}
@@ -314,15 +314,20 @@ func extractNamed(data []byte, name string) ([]namedImage, error) {
 	return out, nil
 }
 
-// extractELF parses the contents of each SHT_LLVM_OFFLOADING section of an
+// ErrNotReadableELF is wrapped by ImagesInELF's error for an input that is
+// not an ELF file objfile can read (32-bit, big-endian, malformed).
+var ErrNotReadableELF = errors.New("not a readable ELF64 little-endian file")
+
+// ImagesInELF parses the contents of each SHT_LLVM_OFFLOADING section of an
 // ELF64 little-endian relocatable object, executable or shared object, in
 // section order. Empty (and SHT_NOBITS) sections are skipped. SHF_COMPRESSED
 // sections are not decompressed (LLVM never compresses this section); one
-// fails to parse with an error saying it looks compressed.
-func extractELF(data []byte) ([]Image, error) {
+// fails to parse with an error saying it looks compressed. An input
+// objfile cannot read as ELF gives an error wrapping ErrNotReadableELF.
+func ImagesInELF(data []byte) ([]Image, error) {
 	secs, err := objfile.SectionsOfType(data, objfile.SHTLLVMOffloading)
 	if err != nil {
-		return nil, fmt.Errorf("reading ELF: %w", err)
+		return nil, fmt.Errorf("reading ELF: %w: %w", ErrNotReadableELF, err)
 	}
 	var images []Image
 	for i, sec := range secs {
