@@ -166,8 +166,8 @@ func sourcesExist(output, tempDir string) bool {
 		if err != nil || len(argv) < 2 || (argv[1] != "-cc1" && argv[1] != "-cc1as") {
 			continue
 		}
-		in := argv[len(argv)-1]
-		if strings.HasPrefix(in, "-") || strings.HasPrefix(in, tempDir+string(filepath.Separator)) {
+		in := mainInput(argv, argAfter(argv, "-o"))
+		if in == "" || strings.HasPrefix(in, tempDir+string(filepath.Separator)) {
 			continue
 		}
 		if _, err := os.Stat(in); err != nil {
@@ -236,7 +236,7 @@ func (p *Planner) build(plan *Plan, jobs [][]string) error {
 			p.inProcessPackager(j)
 		case base == "clang-linker-wrapper":
 			p.inProcessLinker(j, plan.HostTriple)
-		case j.Tool == "clang" && hasArg(argv, "-emit-obj") && embedArg(argv) >= 0:
+		case j.Tool == "clang" && contains(argv, "-emit-obj") && embedsOffload(argv):
 			// The host backend would wait for every device image only to
 			// copy it into a section. Compile the host object alone and add
 			// the section afterwards, so the backend runs beside the device
@@ -265,16 +265,10 @@ func describe(argv []string) *actions.Job {
 		j.Tool = "clang"
 		j.Triple = argAfter(argv, "-triple")
 		j.Cost = cc1Cost(argv)
-		if in := argv[len(argv)-1]; !strings.HasPrefix(in, "-") {
-			j.Inputs = append(j.Inputs, in)
-		}
 	case len(argv) > 1 && argv[1] == "-cc1as":
 		j.Tool = "clang::as"
 		j.Triple = argAfter(argv, "-triple")
 		j.Cost = 0.1
-		if in := argv[len(argv)-1]; !strings.HasPrefix(in, "-") {
-			j.Inputs = append(j.Inputs, in)
-		}
 	case base == "llvm-offload-binary" || base == "clang-offload-packager":
 		j.Tool = "Offload::Packager"
 		j.Cost = 0.05
@@ -286,9 +280,6 @@ func describe(argv []string) *actions.Job {
 		j.Triple = "nvptx64-nvidia-cuda"
 		out = argAfter(argv, "--output-file")
 		j.Cost = 0.5
-		if in := argv[len(argv)-2]; !strings.HasPrefix(in, "-") {
-			j.Inputs = append(j.Inputs, in)
-		}
 	case base == "ld" || strings.HasPrefix(base, "ld."):
 		j.Tool = "GNU::Linker"
 		j.Cost = 1
@@ -296,10 +287,31 @@ func describe(argv []string) *actions.Job {
 		j.Tool = base
 		j.Cost = 0.5
 	}
+	switch j.Tool {
+	case "clang", "clang::as", "NVPTX::Assembler":
+		if in := mainInput(argv, out); in != "" {
+			j.Inputs = append(j.Inputs, in)
+		}
+	}
 	if out != "" {
 		j.Outputs = []string{out}
 	}
 	return j
+}
+
+// mainInput returns the file a compile or assemble job reads: the last
+// argument that is not an option (clang puts it last, after "-x <lang>";
+// ptxas may follow it with "-c"), or "" when that is the job's output.
+func mainInput(argv []string, out string) string {
+	for i := len(argv) - 1; i > 0; i-- {
+		if a := argv[i]; !strings.HasPrefix(a, "-") {
+			if a == out {
+				return ""
+			}
+			return a
+		}
+	}
+	return ""
 }
 
 // cc1Cost estimates a compile's cost relative to a device compile, from
@@ -307,9 +319,9 @@ func describe(argv []string) *actions.Job {
 // passes is about a fifth of a device compile, the host backend a bit more.
 func cc1Cost(argv []string) float64 {
 	switch {
-	case hasArg(argv, "-disable-llvm-passes"):
+	case contains(argv, "-disable-llvm-passes"):
 		return 0.2
-	case hasArg(argv, "-fopenmp-is-target-device"):
+	case contains(argv, "-fopenmp-is-target-device"):
 		return 1
 	case argAfter(argv, "-x") == "ir":
 		return 1.3
@@ -412,8 +424,6 @@ func (p *Planner) tempName(like string) (string, error) {
 	return filepath.Join(dir, fmt.Sprintf("%s-%s%s", stem, tempname.Hex6(), ext)), nil
 }
 
-func hasArg(argv []string, a string) bool { return contains(argv, a) }
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -441,11 +451,12 @@ func setArgAfter(argv []string, opt, value string) {
 	}
 }
 
-func embedArg(argv []string) int {
-	for i, a := range argv {
+// embedsOffload reports whether a compile embeds offload binaries.
+func embedsOffload(argv []string) bool {
+	for _, a := range argv {
 		if strings.HasPrefix(a, "-fembed-offload-object=") {
-			return i
+			return true
 		}
 	}
-	return -1
+	return false
 }
