@@ -124,7 +124,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		defer js.Close()
 	}
 	steps := &ToolSteps{
-		Prog: inv.prog(), LLVMBin: llvm.Bin, LLVMSuffix: llvm.Suffix,
+		Prog: inv.prog(), Clang: llvm.Clang(),
 		LLVMDirExplicit: opts.LLVMDir, Jobs: jobs, Jobserver: js,
 	}
 	planner := &Planner{

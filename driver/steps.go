@@ -18,8 +18,8 @@ import (
 type ToolSteps struct {
 	// Prog is the program name for messages ("offcc").
 	Prog string
-	// LLVMBin and LLVMSuffix locate the LLVM tools for the link stage.
-	LLVMBin, LLVMSuffix string
+	// Clang is the clang driver the link stage runs.
+	Clang string
 	// LLVMDirExplicit is printed with "offcc linker-wrapper" when the user
 	// chose the LLVM directory, so printed commands use the same one.
 	LLVMDirExplicit string
@@ -47,7 +47,7 @@ func (s *ToolSteps) Package(_ context.Context, args []string, stdout, stderr io.
 // Link runs "offcc linker-wrapper" in-process.
 func (s *ToolSteps) Link(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := linkerwrapper.Config{
-		LLVMBin: s.LLVMBin, ToolSuffix: s.LLVMSuffix, Jobs: s.Jobs, Jobserver: s.Jobserver,
+		Clang: s.Clang, Jobs: s.Jobs, Jobserver: s.Jobserver,
 		Stdout: stdout, Stderr: stderr,
 	}
 	if rc := linkerwrapper.Main(ctx, cfg, args); rc != 0 {

@@ -28,12 +28,10 @@ import (
 
 // Config is the environment Main runs in.
 type Config struct {
-	// LLVMBin is the directory of clang and the LLVM tools (e.g.
-	// /usr/lib/llvm-22/bin); empty means "clang" is looked up in PATH.
-	LLVMBin string
-	// ToolSuffix is appended to tool names in LLVMBin ("-22" for Debian's
-	// versioned names in /usr/bin).
-	ToolSuffix string
+	// Clang is the clang driver that links device code and compiles the
+	// registration module (e.g. /usr/lib/llvm-22/bin/clang); empty means
+	// "clang" is looked up in PATH.
+	Clang string
 	// Jobs is the number of device links run at once when the command line
 	// has no --wrapper-jobs; values below 1 mean 1.
 	Jobs int
@@ -86,10 +84,10 @@ type deviceJob struct {
 }
 
 func (l *link) clang() string {
-	if l.cfg.LLVMBin == "" {
+	if l.cfg.Clang == "" {
 		return "clang"
 	}
-	return filepath.Join(l.cfg.LLVMBin, "clang"+l.cfg.ToolSuffix)
+	return l.cfg.Clang
 }
 
 func (l *link) run(ctx context.Context, args []string) (err error) {

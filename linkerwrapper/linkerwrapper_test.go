@@ -69,7 +69,7 @@ func wrapperArgs(t *testing.T, dir string, args ...string) []string {
 func runMain(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	rc := Main(context.Background(), Config{LLVMBin: llvmBin, Jobs: 4, Stdout: &stdout, Stderr: &stderr}, args)
+	rc := Main(context.Background(), Config{Clang: filepath.Join(llvmBin, "clang"), Jobs: 4, Stdout: &stdout, Stderr: &stderr}, args)
 	return rc, stdout.String(), stderr.String()
 }
 

@@ -192,6 +192,6 @@ func linkerWrapperMain(ctx context.Context, args []string) int {
 		return 1
 	}
 	return linkerwrapper.Main(ctx, linkerwrapper.Config{
-		LLVMBin: llvm.Bin, ToolSuffix: llvm.Suffix, Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
+		Clang: llvm.Clang(), Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
 	}, args)
 }
