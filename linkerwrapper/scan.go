@@ -29,11 +29,17 @@ type targetID struct{ triple, arch string }
 func (d *deviceImage) id() targetID { return targetID{d.triple, d.arch} }
 
 // lazyMember is an archive member that is linked only when it resolves a
-// symbol that is undefined so far.
+// symbol that is undefined so far. Its offload images are read only then.
 type lazyMember struct {
+	name, stem         string
+	data               []byte
 	defined, undefined []string
-	images             []deviceImage
 	loaded             bool
+}
+
+// images returns the offload images embedded in the member.
+func (m *lazyMember) images() ([]deviceImage, error) {
+	return objectImages(m.name, m.data, m.stem)
 }
 
 // scanResult is what the input scan found.
@@ -144,18 +150,18 @@ func scanInputs(o *options) (*scanResult, error) {
 					}
 					continue
 				}
-				name := fmt.Sprintf("%s(%s)", path, m.Name)
-				imgs, err := objectImages(name, m.Data, stemOf(m.Name))
-				if err != nil {
-					return nil, err
-				}
-				def, undef, _ := objfile.Symbols(m.Data)
+				member := &lazyMember{name: fmt.Sprintf("%s(%s)", path, m.Name), stem: stemOf(m.Name), data: m.Data}
+				member.defined, member.undefined, _ = objfile.Symbols(m.Data)
 				if whole {
+					imgs, err := member.images()
+					if err != nil {
+						return nil, err
+					}
 					res.images = append(res.images, imgs...)
-					addSyms(def, undef)
+					addSyms(member.defined, member.undefined)
 					continue
 				}
-				lazy = append(lazy, &lazyMember{defined: def, undefined: undef, images: imgs})
+				lazy = append(lazy, member)
 			}
 		case bytes.HasPrefix(head, bitcodeMagic):
 			res.skippedBitcode = append(res.skippedBitcode, path)
@@ -175,7 +181,11 @@ func scanInputs(o *options) (*scanResult, error) {
 			}
 			m.loaded, changed = true, true
 			addSyms(m.defined, m.undefined)
-			for _, im := range m.images {
+			imgs, err := m.images()
+			if err != nil {
+				return nil, err
+			}
+			for _, im := range imgs {
 				if have[im.id()] || o.shouldExtract[im.arch] {
 					res.images = append(res.images, im)
 				}
