@@ -509,3 +509,73 @@ func alignUp(x, a uint64) uint64 {
 	}
 	return (x + a - 1) &^ (a - 1)
 }
+
+// Section is one section of an ELF file.
+type Section struct {
+	Name   string
+	Type   uint32
+	Flags  uint64
+	Offset uint64 // file offset of the contents
+	Data   []byte // contents (aliases the input; nil for SHT_NOBITS)
+}
+
+// Sections returns every section of an ELF64 little-endian file in header
+// order (index 0 excluded). Names are read from the section name string
+// table; a file without one yields empty names. Every header's offset and
+// size is checked against the file, so the result aliases obj and the
+// memory used is proportional to the section count, which parseELF bounds
+// by the file size.
+func Sections(obj []byte) ([]Section, error) {
+	f, err := parseELF(obj)
+	if err != nil {
+		return nil, err
+	}
+	var strtab []byte
+	var strs string // one copy of the string table; names are substrings
+	if f.shstrndx != 0 {
+		if f.shdr(f.shstrndx).typ == shtNobits {
+			return nil, fmt.Errorf("ELF section header %d at offset %#x: section name string table has type SHT_NOBITS", f.shstrndx, f.shdrOffset(f.shstrndx))
+		}
+		if strtab, err = f.data(f.shstrndx); err != nil {
+			return nil, err
+		}
+		strs = string(strtab)
+	}
+	if f.shnum <= 1 {
+		return nil, nil
+	}
+	out := make([]Section, 0, f.shnum-1)
+	for i := uint64(1); i < f.shnum; i++ {
+		h := f.shdr(i)
+		name, err := f.sectionName(i, h.name, strtab, strs)
+		if err != nil {
+			return nil, err
+		}
+		s := Section{Name: name, Type: h.typ, Flags: h.flags, Offset: h.offset}
+		if h.typ != shtNobits {
+			if s.Data, err = f.data(i); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sectionName reads the NUL-terminated name at offset off of the section
+// name string table strtab (strs is the same bytes as a string) for section
+// header i.
+func (f *elfFile) sectionName(i uint64, off uint32, strtab []byte, strs string) (string, error) {
+	if strtab == nil {
+		return "", nil
+	}
+	if uint64(off) >= uint64(len(strtab)) {
+		return "", fmt.Errorf("ELF section header %d at offset %#x: name offset %#x out of range of section name string table (size %#x)",
+			i, f.shdrOffset(i), off, len(strtab))
+	}
+	end := bytes.IndexByte(strtab[off:], 0)
+	if end < 0 {
+		return "", fmt.Errorf("ELF section header %d at offset %#x: name at string table offset %#x is not NUL-terminated", i, f.shdrOffset(i), off)
+	}
+	return strs[off : int(off)+end], nil
+}

@@ -101,6 +101,32 @@ func FuzzSectionsOfType(f *testing.F) {
 	})
 }
 
+func FuzzSections(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		secs, err := Sections(b)
+		if err != nil {
+			if secs != nil || bytes.Contains([]byte(err.Error()), []byte("\n")) {
+				t.Fatalf("bad error result: %v", err)
+			}
+			return
+		}
+		for _, s := range secs {
+			if !within(s.Data, b) {
+				t.Fatal("section data does not alias the input")
+			}
+			if s.Type == shtNobits && s.Data != nil {
+				t.Fatal("SHT_NOBITS section with data")
+			}
+			if len(s.Data) > 0 && &s.Data[0] != &b[s.Offset] {
+				t.Fatal("section data not at its offset")
+			}
+		}
+	})
+}
+
 func FuzzSymbols(f *testing.F) {
 	for _, s := range allSeeds(f) {
 		f.Add(s)

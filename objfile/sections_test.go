@@ -1,0 +1,103 @@
+package objfile
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSectionsMatchesReadelf compares Sections with llvm-readelf -S on an
+// offload object: names, types, flags, offsets and sizes, in header order.
+func TestSectionsMatchesReadelf(t *testing.T) {
+	readelf := tool(t, "llvm-readelf")
+	dir := t.TempDir()
+	full, _ := offloadObjects(t, dir)
+	obj := readFile(t, full)
+	secs, err := Sections(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, "", readelf, "-S", "-W", full)
+	var want []string
+	for _, l := range strings.Split(out, "\n") {
+		i := strings.Index(l, "]")
+		if !strings.HasPrefix(strings.TrimSpace(l), "[") || i < 0 {
+			continue
+		}
+		f := strings.Fields(l[i+1:])
+		if len(f) < 6 || f[0] == "Name" || f[0] == "NULL" {
+			continue
+		}
+		off, _ := strconv.ParseUint(f[3], 16, 64)
+		size, _ := strconv.ParseUint(f[4], 16, 64)
+		want = append(want, fmt.Sprintf("%s %#x %#x", f[0], off, size))
+	}
+	var got []string
+	for _, s := range secs {
+		size := uint64(len(s.Data))
+		if s.Type == shtNobits {
+			size = readShdr(obj[le.Uint64(obj[40:])+uint64(len(got)+1)*elfShdrSize:]).size
+		}
+		got = append(got, fmt.Sprintf("%s %#x %#x", s.Name, s.Offset, size))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Sections:\n%s\nllvm-readelf:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	found := false
+	for _, s := range secs {
+		if s.Name == ".llvm.offloading" {
+			found = true
+			if s.Type != SHTLLVMOffloading || s.Flags&SHFExclude == 0 {
+				t.Errorf(".llvm.offloading: type %#x flags %#x", s.Type, s.Flags)
+			}
+			want, _ := SectionsOfType(obj, SHTLLVMOffloading)
+			if !bytes.Equal(s.Data, want[0]) || !within(s.Data, obj) {
+				t.Error(".llvm.offloading data differs from SectionsOfType or does not alias the input")
+			}
+		}
+	}
+	if !found {
+		t.Error("no .llvm.offloading section")
+	}
+}
+
+func TestSectionsSeedAndErrors(t *testing.T) {
+	obj := readFile(t, filepath.Join("testdata", "small.o"))
+	secs, err := Sections(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := parseELF(obj)
+	if uint64(len(secs)) != f.shnum-1 {
+		t.Fatalf("%d sections, want %d", len(secs), f.shnum-1)
+	}
+	names := map[string]bool{}
+	for _, s := range secs {
+		names[s.Name] = true
+	}
+	for _, n := range []string{".text", ".strtab", ".symtab"} {
+		if !names[n] {
+			t.Errorf("no section %s in %v", n, names)
+		}
+	}
+	// A section header whose name offset is out of range.
+	bad := bytes.Clone(obj)
+	le.PutUint32(bad[f.shdrOffset(1):], 0xffffff)
+	if _, err := Sections(bad); err == nil || !strings.Contains(err.Error(), "name offset 0xffffff out of range") {
+		t.Errorf("bad name offset: %v", err)
+	}
+	// Data past the end of the file.
+	bad = bytes.Clone(obj)
+	h := f.shdr(1)
+	h.typ, h.size = 1, 1<<40
+	h.put(bad[f.shdrOffset(1):])
+	if _, err := Sections(bad); err == nil || !strings.Contains(err.Error(), "runs past end of file") {
+		t.Errorf("bad size: %v", err)
+	}
+	if _, err := Sections([]byte("junk")); err == nil {
+		t.Error("accepted junk")
+	}
+}
