@@ -118,6 +118,56 @@ func WriteImages(w io.Writer, images []Image) error {
 	return nil
 }
 
+// MarshalV2 serializes images as one offload binary of format version 2,
+// the multi-entry layout of LLVM after version 22 (OffloadBinary::write):
+// header, all entries, all 24-byte string entries, one shared string
+// table, padding to 8, then the images back to back, the total padded to
+// 8. offcc writes version 1 when it stands in for LLVM 22's tools; this is
+// for reading tests and for tools that want the newer layout.
+func MarshalV2(images []Image) []byte {
+	var strs []string
+	var numStr, imgTotal uint64
+	for _, im := range images {
+		for _, kv := range im.Strings {
+			strs = append(strs, kv.Key, kv.Value)
+		}
+		numStr += uint64(len(im.Strings))
+		imgTotal += uint64(len(im.Data))
+	}
+	tab := newStringTable(strs)
+	entries := uint64(len(images))
+	strTabOff := headerSize + entrySize*entries + stringEntryV2Size*numStr
+	dataOff := alignTo(strTabOff+uint64(len(tab.data)), align)
+	size := alignTo(dataOff+imgTotal, align)
+	b := make([]byte, size)
+	le := binary.LittleEndian
+	copy(b, magic[:])
+	le.PutUint32(b[4:], version2)
+	le.PutUint64(b[8:], size)
+	le.PutUint64(b[16:], headerSize)
+	le.PutUint64(b[24:], entries)
+	strEnt, img := headerSize+entrySize*entries, dataOff
+	for i, im := range images {
+		e := b[headerSize+entrySize*uint64(i):]
+		le.PutUint16(e[0:], uint16(im.Kind))
+		le.PutUint16(e[2:], uint16(im.Offload))
+		le.PutUint32(e[4:], im.Flags)
+		le.PutUint64(e[8:], strEnt)
+		le.PutUint64(e[16:], uint64(len(im.Strings)))
+		le.PutUint64(e[24:], img)
+		le.PutUint64(e[32:], uint64(len(im.Data)))
+		for _, kv := range im.Strings {
+			le.PutUint64(b[strEnt:], strTabOff+tab.offsets[kv.Key])
+			le.PutUint64(b[strEnt+8:], strTabOff+tab.offsets[kv.Value])
+			le.PutUint64(b[strEnt+16:], uint64(len(kv.Value)))
+			strEnt += stringEntryV2Size
+		}
+		img += uint64(copy(b[img:], im.Data))
+	}
+	copy(b[strTabOff:], tab.data)
+	return b
+}
+
 // blobLayout is where the parts of one image's blob go.
 type blobLayout struct {
 	tab                      stringTable
@@ -178,35 +228,70 @@ func (e *ParseError) Error() string {
 // IsOffloadBinary reports whether data starts with the offload binary magic.
 func IsOffloadBinary(data []byte) bool { return bytes.HasPrefix(data, magic[:]) }
 
-// Parse reads one or more concatenated version 1 blobs that fill buf
-// completely. It checks everything LLVM 22 checks and more: a 72-byte
-// minimum size, Size a multiple of 8 and inside buf, the entry, the string
-// entry array and the image inside the blob, and every key and value
-// NUL-terminated inside the blob; all arithmetic is overflow-safe. Errors
-// are *ParseError. Image.Strings holds every string entry in file order
-// (use Get for LLVM's last-value-wins lookup); the strings share one copy of
-// the blob's string bytes and Data aliases buf, so allocation stays
-// proportional to len(buf).
+// Blob is one offload binary as stored: where it starts in the parsed
+// buffer, its Size field, its format version and its entries.
+type Blob struct {
+	Offset  uint64
+	Size    uint64
+	Version uint32
+	Images  []Image
+}
+
+// Parse reads one or more concatenated blobs that fill buf completely and
+// returns their images in order. See ParseBlobs.
 func Parse(buf []byte) ([]Image, error) {
-	var images []Image
-	var off uint64
-	for off < uint64(len(buf)) {
-		im, size, err := parseBlob(buf[off:], off)
-		if err != nil {
-			return nil, err
-		}
-		images = append(images, im)
-		off += size
+	blobs, err := ParseBlobs(buf)
+	if err != nil {
+		return nil, err
 	}
-	if len(images) == 0 {
-		return nil, &ParseError{0, "empty input"}
+	if len(blobs) == 1 {
+		return blobs[0].Images, nil
+	}
+	var images []Image
+	for _, b := range blobs {
+		images = append(images, b.Images...)
 	}
 	return images, nil
 }
 
-func parseBlob(b []byte, at uint64) (Image, uint64, error) {
-	fail := func(format string, args ...any) (Image, uint64, error) {
-		return Image{}, 0, &ParseError{at, fmt.Sprintf(format, args...)}
+// ParseBlobs reads one or more concatenated blobs that fill buf completely:
+// version 1 (one entry, 16-byte string entries; what LLVM 22 writes) and
+// version 2 (newer LLVM: EntriesCount entries sharing one string table,
+// 24-byte string entries whose values carry their size). Each blob starts
+// where the previous one's Size ends. It checks everything LLVM checks and
+// more: a 72-byte minimum size, a version 1 Size that is a multiple of 8,
+// the entries, string entry arrays and images inside the blob, and every
+// key (and version 1 value) NUL-terminated inside the blob; all arithmetic
+// is overflow-safe. Errors are *ParseError. Image.Strings holds the string
+// entries in file order (use Get for LLVM's last-value-wins lookup); the
+// strings of a blob share one copy of its string bytes and Data aliases
+// buf, so allocation stays proportional to len(buf).
+func ParseBlobs(buf []byte) ([]Blob, error) {
+	var blobs []Blob
+	var off uint64
+	for off < uint64(len(buf)) {
+		b, err := parseBlob(buf[off:], off)
+		if err != nil {
+			return nil, err
+		}
+		blobs = append(blobs, b)
+		off += b.Size
+	}
+	if len(blobs) == 0 {
+		return nil, &ParseError{0, "empty input"}
+	}
+	return blobs, nil
+}
+
+// Version 2 layout sizes.
+const (
+	version2          = 2
+	stringEntryV2Size = 24
+)
+
+func parseBlob(b []byte, at uint64) (Blob, error) {
+	fail := func(format string, args ...any) (Blob, error) {
+		return Blob{}, &ParseError{at, fmt.Sprintf(format, args...)}
 	}
 	le := binary.LittleEndian
 	avail := uint64(len(b))
@@ -216,84 +301,149 @@ func parseBlob(b []byte, at uint64) (Image, uint64, error) {
 	if avail < headerSize+entrySize {
 		return fail("truncated: %d bytes left, a blob needs at least %d", avail, headerSize+entrySize)
 	}
-	if v := le.Uint32(b[4:]); v != version {
-		return fail("unsupported version %d (only version 1 is supported)", v)
+	ver := le.Uint32(b[4:])
+	if ver != version && ver != version2 {
+		return fail("unsupported version %d (versions 1 and 2 are supported)", ver)
 	}
 	size := le.Uint64(b[8:])
-	entryOff := le.Uint64(b[16:])
-	entSize := le.Uint64(b[24:])
+	entriesOff := le.Uint64(b[16:])
 	switch {
 	case size > avail:
 		return fail("size %#x runs past end of input (%#x bytes left)", size, avail)
 	case size < headerSize+entrySize:
 		return fail("size %#x smaller than header and entry (%#x)", size, headerSize+entrySize)
-	case size%align != 0:
+	case ver == version && size%align != 0:
 		return fail("size %#x not a multiple of %d", size, align)
-	case entryOff > size-entrySize:
-		return fail("entry offset %#x runs past end of blob", entryOff)
-	case entSize > size-headerSize:
-		return fail("entry size %#x larger than blob", entSize)
+	}
+	count, strEntSize := uint64(1), uint64(stringEntrySize)
+	if ver == version {
+		switch entSize := le.Uint64(b[24:]); {
+		case entriesOff > size-entrySize:
+			return fail("entry offset %#x runs past end of blob", entriesOff)
+		case entSize > size-headerSize:
+			return fail("entry size %#x larger than blob", entSize)
+		}
+	} else {
+		count, strEntSize = le.Uint64(b[24:]), stringEntryV2Size
+		if count > (size-headerSize)/entrySize || entriesOff > size-count*entrySize {
+			return fail("entries (offset %#x, count %d) run past end of blob (size %#x)", entriesOff, count, size)
+		}
 	}
 	b = b[:size]
-	e := b[entryOff:]
-	im := Image{
-		Kind:    ImageKind(le.Uint16(e[0:])),
-		Offload: OffloadKind(le.Uint16(e[2:])),
-		Flags:   le.Uint32(e[4:]),
-	}
-	strOff := le.Uint64(e[8:])
-	numStr := le.Uint64(e[16:])
-	imgOff := le.Uint64(e[24:])
-	imgSize := le.Uint64(e[32:])
-	if imgOff > size || imgSize > size-imgOff {
-		return fail("image (offset %#x, size %#x) runs past end of blob (size %#x)", imgOff, imgSize, size)
-	}
-	if strOff > size || numStr > (size-strOff)/stringEntrySize {
-		return fail("string entries (offset %#x, count %d) run past end of blob (size %#x)", strOff, numStr, size)
-	}
-	im.Data = b[imgOff : imgOff+imgSize : imgOff+imgSize]
-	if numStr == 0 {
-		return im, size, nil
-	}
-	// Find the NUL ending each key and value with one forward sweep over
-	// the sorted distinct offsets (linear time), then copy the byte range
-	// they use into a Go string once.
-	entry := func(k uint64) uint64 { return le.Uint64(b[strOff+8*k:]) } // k-th key or value offset
-	uniq := make([]uint64, 2*numStr)
-	for k := range uniq {
-		o := entry(uint64(k))
-		if o >= size {
-			return fail("string entry %d: %s offset %#x past end of blob", k/2, [2]string{"key", "value"}[k%2], o)
+	blob := Blob{Offset: at, Size: size, Version: ver, Images: make([]Image, count)}
+
+	// entryStrings calls fn for each string entry of entry i, giving the
+	// key offset, the value offset and the value size (^0 for a version 1
+	// NUL-terminated value). The first pass has checked the arrays.
+	const nulTerminated = ^uint64(0)
+	entryStrings := func(i uint64, fn func(k, key, val, n uint64)) {
+		e := b[entriesOff+i*entrySize:]
+		strOff, numStr := le.Uint64(e[8:]), le.Uint64(e[16:])
+		for k := uint64(0); k < numStr; k++ {
+			se := b[strOff+k*strEntSize:]
+			n := nulTerminated
+			if ver != version {
+				n = le.Uint64(se[16:])
+			}
+			fn(k, le.Uint64(se[0:]), le.Uint64(se[8:]), n)
 		}
-		uniq[k] = o
 	}
-	slices.Sort(uniq)
-	uniq = slices.Clip(slices.Compact(uniq))
-	ends := make([]uint64, len(uniq))
+
+	// Check every entry's image and string entry array, then every string
+	// entry, collecting the offsets of the NUL-terminated strings.
+	var total uint64
+	for i := uint64(0); i < count; i++ {
+		e := b[entriesOff+i*entrySize:]
+		im := &blob.Images[i]
+		im.Kind = ImageKind(le.Uint16(e[0:]))
+		im.Offload = OffloadKind(le.Uint16(e[2:]))
+		im.Flags = le.Uint32(e[4:])
+		strOff := le.Uint64(e[8:])
+		numStr := le.Uint64(e[16:])
+		imgOff := le.Uint64(e[24:])
+		imgSize := le.Uint64(e[32:])
+		if imgOff > size || imgSize > size-imgOff {
+			return fail("entry %d: image (offset %#x, size %#x) runs past end of blob (size %#x)", i, imgOff, imgSize, size)
+		}
+		if strOff > size || numStr > (size-strOff)/strEntSize {
+			return fail("entry %d: string entries (offset %#x, count %d) run past end of blob (size %#x)", i, strOff, numStr, size)
+		}
+		im.Data = b[imgOff : imgOff+imgSize : imgOff+imgSize]
+		total += numStr // at most size/16 per entry, and count <= size/40
+	}
+	if total > size/strEntSize {
+		return fail("%d string entries in %d entries do not fit in the blob (size %#x)", total, count, size)
+	}
+	perEntry := uint64(1)
+	if ver == version {
+		perEntry = 2
+	}
+	starts := make([]uint64, 0, perEntry*total)
+	var bad error
+	for i := uint64(0); i < count && bad == nil; i++ {
+		entryStrings(i, func(k, key, val, n uint64) {
+			switch {
+			case bad != nil:
+			case key >= size:
+				_, bad = fail("entry %d: string entry %d: key offset %#x past end of blob", i, k, key)
+			case n == nulTerminated && val >= size:
+				_, bad = fail("entry %d: string entry %d: value offset %#x past end of blob", i, k, val)
+			case n != nulTerminated && (val > size || n > size-val):
+				_, bad = fail("entry %d: string entry %d: value (offset %#x, size %#x) runs past end of blob", i, k, val, n)
+			default:
+				starts = append(starts, key)
+				if n == nulTerminated {
+					starts = append(starts, val)
+				}
+			}
+		})
+	}
+	if bad != nil {
+		return Blob{}, bad
+	}
+	if len(starts) == 0 {
+		return blob, nil
+	}
+
+	// Find the NUL ending each NUL-terminated string with one forward sweep
+	// over the sorted distinct offsets (linear time), then copy the byte
+	// range all strings use into one Go string.
+	slices.Sort(starts)
+	starts = slices.Clip(slices.Compact(starts))
+	ends := make([]uint64, len(starts))
 	nul := int64(-1)
-	for k, o := range uniq {
+	for k, o := range starts {
 		if nul < int64(o) {
 			n := bytes.IndexByte(b[o:], 0)
 			if n < 0 {
-				for i := uint64(0); ; i++ {
-					if entry(i) == o {
-						return fail("string entry %d: %s at offset %#x has no NUL terminator inside the blob", i/2, [2]string{"key", "value"}[i%2], o)
-					}
-				}
+				return fail("string at offset %#x has no NUL terminator inside the blob", o)
 			}
 			nul = int64(o) + int64(n)
 		}
 		ends[k] = uint64(nul)
 	}
-	lo, hi := uniq[0], slices.Max(ends)
+	end := func(o, n uint64) uint64 {
+		if n != nulTerminated {
+			return o + n
+		}
+		k, _ := slices.BinarySearch(starts, o)
+		return ends[k]
+	}
+	lo, hi := starts[0], slices.Max(ends)
+	for i := uint64(0); i < count && ver != version; i++ {
+		entryStrings(i, func(_, _, val, n uint64) { lo, hi = min(lo, val), max(hi, val+n) })
+	}
 	pool := string(b[lo:hi])
-	str := func(o uint64) string {
-		k, _ := slices.BinarySearch(uniq, o)
-		return pool[o-lo : ends[k]-lo]
+	str := func(o, n uint64) string { return pool[o-lo : end(o, n)-lo] }
+	for i := uint64(0); i < count; i++ {
+		var strs []KeyValue
+		entryStrings(i, func(_, key, val, n uint64) {
+			if strs == nil {
+				strs = make([]KeyValue, 0, le.Uint64(b[entriesOff+i*entrySize+16:]))
+			}
+			strs = append(strs, KeyValue{str(key, nulTerminated), str(val, n)})
+		})
+		blob.Images[i].Strings = strs
 	}
-	im.Strings = make([]KeyValue, numStr)
-	for i := range im.Strings {
-		im.Strings[i] = KeyValue{str(entry(uint64(2 * i))), str(entry(uint64(2*i + 1)))}
-	}
-	return im, size, nil
+	return blob, nil
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/offcc/offcc/internal/atomicfile"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/offcc/offcc/internal/atomicfile"
+	"github.com/offcc/offcc/internal/mmapfile"
 	"github.com/offcc/offcc/objfile"
 )
 
@@ -143,25 +143,32 @@ func Main(prog string, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func readInput(name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(os.Stdin)
-	}
-	return os.ReadFile(name)
+// openInput maps a file ("-": standard input) so that gigabyte images
+// are neither copied nor read before they are written out.
+func openInput(name string) (*mmapfile.File, error) {
+	return mmapfile.Open(name)
 }
 
 func pack(out string, specs []string, stdout io.Writer) error {
 	var images []Image
+	var inputs []*mmapfile.File
+	defer func() {
+		for _, f := range inputs {
+			f.Close()
+		}
+	}()
 	for _, spec := range specs {
 		file, kind, strs, err := ParseImageSpec(spec)
 		if err != nil {
 			return err
 		}
 		for _, f := range strings.Split(file, ",") {
-			data, err := readInput(f)
+			in, err := openInput(f)
 			if err != nil {
 				return err
 			}
+			inputs = append(inputs, in)
+			data := in.Data
 			images = append(images, Image{
 				Kind:    ImageKindFor(f, data),
 				Offload: ParseOffloadKind(kind),
@@ -185,11 +192,12 @@ func pack(out string, specs []string, stdout io.Writer) error {
 }
 
 func extract(prog, in string, specs []string, archive bool, stderr io.Writer) error {
-	data, err := readInput(in)
+	input, err := openInput(in)
 	if err != nil {
 		return err
 	}
-	images, err := extractNamed(data, in)
+	defer input.Close()
+	images, err := extractNamed(input.Data, in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}

@@ -150,7 +150,7 @@ func TestMainContainers(t *testing.T) {
 
 func TestMainErrors(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"a.o": "A", "bad.bin": "\x10\xff\x10\xad\x02\x00\x00\x00" + strings.Repeat("\x00", 80)})
+	writeFiles(t, dir, map[string]string{"a.o": "A", "bad.bin": "\x10\xff\x10\xad\x03\x00\x00\x00" + strings.Repeat("\x00", 80)})
 	chdir(t, dir)
 	for _, tc := range []struct {
 		args []string
@@ -162,7 +162,7 @@ func TestMainErrors(t *testing.T) {
 		{[]string{"--bogus"}, "offcc: error: unknown command line argument '--bogus'; try 'offcc offload-binary --help'\n"},
 		{[]string{"a", "b"}, "offcc: error: too many positional arguments specified: 'b'\n"},
 		{[]string{"-o"}, "offcc: error: option '-o' requires a value\n"},
-		{[]string{"bad.bin", "--image=file=x"}, "offcc: error: bad.bin: offload binary at offset 0x0: unsupported version 2 (only version 1 is supported)\n"},
+		{[]string{"bad.bin", "--image=file=x"}, "offcc: error: bad.bin: offload binary at offset 0x0: unsupported version 3 (versions 1 and 2 are supported)\n"},
 		{[]string{"missing.bin"}, "offcc: error: open missing.bin: no such file or directory\n"},
 	} {
 		rc, so, se := runMain(t, tc.args...)

@@ -2,6 +2,7 @@ package packager
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand"
@@ -448,6 +449,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(mutate(func(b []byte) []byte { return b }))
 	f.Add(Marshal(sampleImages()))
 	f.Add(Marshal([]Image{{}}))
+	f.Add(MarshalV2(sampleImages()))
+	f.Add(MarshalV2([]Image{{}, {Strings: []KeyValue{{"a", "b"}}}}))
 	f.Add(Marshal([]Image{{Strings: []KeyValue{{"triple", "t"}, {"arch", ""}}}}))
 	for _, in := range badInputs {
 		f.Add(in)
@@ -479,4 +482,86 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseV2 reads the multi-entry version 2 layout: several entries,
+// one shared string table, values bounded by their size.
+func TestParseV2(t *testing.T) {
+	want := sampleImages()
+	blob := MarshalV2(want)
+	blobs, err := ParseBlobs(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blobs) != 1 || blobs[0].Version != 2 || blobs[0].Size != uint64(len(blob)) || len(blobs[0].Images) != len(want) {
+		t.Fatalf("ParseBlobs = %+v", blobs)
+	}
+	for i, im := range blobs[0].Images {
+		w := want[i]
+		if im.Kind != w.Kind || im.Offload != w.Offload || !bytes.Equal(im.Data, w.Data) || !reflect.DeepEqual(im.Strings, w.Strings) {
+			t.Errorf("image %d: got %+v, want %+v", i, im, w)
+		}
+	}
+	// A v1 blob after a v2 blob, as a linker would concatenate them.
+	mixed := append(append([]byte{}, blob...), Marshal(want[:1])...)
+	ims, err := Parse(mixed)
+	if err != nil || len(ims) != len(want)+1 {
+		t.Fatalf("v2+v1: %d images, %v", len(ims), err)
+	}
+	// Values are sized, not NUL-terminated: a value followed directly by
+	// other bytes reads as its size says.
+	one := MarshalV2([]Image{{Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}, Data: []byte("x")}})
+	ims, err = Parse(one)
+	if err != nil || ims[0].Strings[0].Value != "amdgcn-amd-amdhsa" {
+		t.Fatalf("sized values: %+v %v", ims, err)
+	}
+	// An unaligned Size (what the SYCL runtime writes) is fine in v2.
+	odd := append([]byte{}, one...)
+	binary.LittleEndian.PutUint64(odd[8:], uint64(len(odd)-7))
+	binary.LittleEndian.PutUint64(odd[headerSize+32:], 0) // image size 0
+	if _, err := Parse(odd[:len(odd)-7]); err != nil {
+		t.Errorf("unaligned v2 size: %v", err)
+	}
+}
+
+func TestParseV2Bad(t *testing.T) {
+	base := MarshalV2(sampleImages()[:2])
+	le := binary.LittleEndian
+	mut := func(f func(b []byte)) []byte {
+		b := append([]byte{}, base...)
+		f(b)
+		return b
+	}
+	firstStr := uint64(headerSize + 2*entrySize)
+	for name, in := range map[string][]byte{
+		"count huge":      mut(func(b []byte) { le.PutUint64(b[24:], 1<<62) }),
+		"entries offset":  mut(func(b []byte) { le.PutUint64(b[16:], uint64(len(b))-40) }),
+		"value size":      mut(func(b []byte) { le.PutUint64(b[firstStr+16:], uint64(len(b))) }),
+		"value offset":    mut(func(b []byte) { le.PutUint64(b[firstStr+8:], ^uint64(0)) }),
+		"key no NUL":      mut(func(b []byte) { le.PutUint64(b[firstStr:], uint64(len(b))-1); b[len(b)-1] = 'x' }),
+		"strings overlap": mut(func(b []byte) { le.PutUint64(b[headerSize+16:], uint64(len(b))/24+1) }),
+	} {
+		if _, err := Parse(in); err == nil || !strings.HasPrefix(err.Error(), "offload binary at offset 0x0: ") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestParseV2Quadratic checks that entries sharing one string entry array
+// cannot multiply the work and allocation.
+func TestParseV2Quadratic(t *testing.T) {
+	var ims []Image
+	for i := 0; i < 200; i++ {
+		ims = append(ims, Image{Strings: []KeyValue{{"k", "v"}}})
+	}
+	b := MarshalV2(ims)
+	le := binary.LittleEndian
+	for i := 0; i < 200; i++ { // every entry claims all 200 string entries
+		e := b[headerSize+entrySize*i:]
+		le.PutUint64(e[8:], headerSize+entrySize*200)
+		le.PutUint64(e[16:], 200)
+	}
+	if _, err := Parse(b); err == nil {
+		t.Error("200 entries x 200 shared strings accepted")
+	}
 }
