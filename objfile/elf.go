@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 )
 
 // SHTLLVMOffloading is the ELF section type LLVM gives the .llvm.offloading
@@ -319,10 +320,39 @@ func Symbols(obj []byte) (defined, undefined []string, err error) {
 // For an offload object: AddSection(obj, NewSection{Name: ".llvm.offloading",
 // Type: SHTLLVMOffloading, Flags: SHFExclude, Align: 8, Data: image}).
 func AddSection(obj []byte, s NewSection) ([]byte, error) {
-	parts, err := addSectionParts(obj, s)
+	return AddSections(obj, []NewSection{s})
+}
+
+// AddSections is AddSection for several sections at once: they are appended
+// in slice order, each aligned to its Align, with one extended copy of the
+// section name string table and one new section header table. An empty
+// slice gives a copy of obj with its section header table rewritten.
+func AddSections(obj []byte, secs []NewSection) ([]byte, error) {
+	parts, err := addSectionParts(obj, secs)
 	if err != nil {
 		return nil, err
 	}
+	return joinParts(parts), nil
+}
+
+// WriteWithSection writes what AddSection returns to w without building it
+// in memory: the object's bytes and the new data are written from the
+// slices passed in.
+func WriteWithSection(w io.Writer, obj []byte, s NewSection) error {
+	return WriteWithSections(w, obj, []NewSection{s})
+}
+
+// WriteWithSections writes what AddSections returns to w without building
+// it in memory.
+func WriteWithSections(w io.Writer, obj []byte, secs []NewSection) error {
+	parts, err := addSectionParts(obj, secs)
+	if err != nil {
+		return err
+	}
+	return writeParts(w, parts)
+}
+
+func joinParts(parts [][]byte) []byte {
 	total := 0
 	for _, p := range parts {
 		total += len(p)
@@ -331,18 +361,14 @@ func AddSection(obj []byte, s NewSection) ([]byte, error) {
 	for _, p := range parts {
 		out = append(out, p...)
 	}
-	return out, nil
+	return out
 }
 
-// WriteWithSection writes what AddSection returns to w without building it
-// in memory: the object's bytes and the new data are written from the
-// slices passed in.
-func WriteWithSection(w io.Writer, obj []byte, s NewSection) error {
-	parts, err := addSectionParts(obj, s)
-	if err != nil {
-		return err
-	}
+func writeParts(w io.Writer, parts [][]byte) error {
 	for _, p := range parts {
+		if len(p) == 0 {
+			continue
+		}
 		if _, err := w.Write(p); err != nil {
 			return err
 		}
@@ -350,9 +376,26 @@ func WriteWithSection(w io.Writer, obj []byte, s NewSection) error {
 	return nil
 }
 
-// addSectionParts lays out AddSection's result as consecutive pieces; the
-// big ones alias obj and s.Data.
-func addSectionParts(obj []byte, s NewSection) ([][]byte, error) {
+// checkNewSection validates one section to add.
+func checkNewSection(s NewSection) error {
+	if s.Name == "" {
+		return errors.New("cannot add a section with an empty name")
+	}
+	if strings.IndexByte(s.Name, 0) >= 0 {
+		return fmt.Errorf("section name %q contains a NUL byte", s.Name)
+	}
+	if s.Align&(s.Align-1) != 0 {
+		return fmt.Errorf("section %s: alignment %d is not a power of two", s.Name, s.Align)
+	}
+	if s.Align > maxAddAlign {
+		return fmt.Errorf("section %s: alignment %d is larger than the supported maximum %d", s.Name, s.Align, maxAddAlign)
+	}
+	return nil
+}
+
+// addSectionParts lays out AddSections' result as consecutive pieces; the
+// big ones alias obj and the sections' Data.
+func addSectionParts(obj []byte, secs []NewSection) ([][]byte, error) {
 	f, err := parseELF(obj)
 	if err != nil {
 		return nil, err
@@ -360,17 +403,10 @@ func addSectionParts(obj []byte, s NewSection) ([][]byte, error) {
 	if f.typ != etRel {
 		return nil, fmt.Errorf("cannot add a section to an ELF %s file: only relocatable objects (ET_REL) are supported", etypeName(f.typ))
 	}
-	if s.Name == "" {
-		return nil, errors.New("cannot add a section with an empty name")
-	}
-	if bytes.IndexByte([]byte(s.Name), 0) >= 0 {
-		return nil, fmt.Errorf("section name %q contains a NUL byte", s.Name)
-	}
-	if s.Align&(s.Align-1) != 0 {
-		return nil, fmt.Errorf("section %s: alignment %d is not a power of two", s.Name, s.Align)
-	}
-	if s.Align > maxAddAlign {
-		return nil, fmt.Errorf("section %s: alignment %d is larger than the supported maximum %d", s.Name, s.Align, maxAddAlign)
+	for _, s := range secs {
+		if err := checkNewSection(s); err != nil {
+			return nil, err
+		}
 	}
 	if f.shnum == 0 {
 		return nil, errors.New("ELF header at offset 0x28: object has no section header table")
@@ -378,8 +414,8 @@ func addSectionParts(obj []byte, s NewSection) ([][]byte, error) {
 	if f.shstrndx == 0 {
 		return nil, errors.New("ELF header at offset 0x3e: object has no section name string table")
 	}
-	if f.shnum >= math.MaxUint32 {
-		return nil, fmt.Errorf("ELF header at offset 0x3c: too many sections (%d)", f.shnum)
+	if f.shnum+uint64(len(secs)) >= math.MaxUint32 {
+		return nil, fmt.Errorf("ELF header at offset 0x3c: too many sections (%d)", f.shnum+uint64(len(secs)))
 	}
 	strShdr := f.shdr(f.shstrndx)
 	if strShdr.typ == shtNobits {
@@ -390,74 +426,68 @@ func addSectionParts(obj []byte, s NewSection) ([][]byte, error) {
 		return nil, err
 	}
 
-	// Keep every byte of the input, except a section header table that ends
-	// the file and overlaps no section data: it is replaced by the new one.
-	keep := uint64(len(obj))
-	shtEnd := f.shoff + f.shnum*elfShdrSize
-	if shtEnd == uint64(len(obj)) && f.shoff >= elfHeaderSize {
-		keep = f.shoff
-		for i := uint64(1); i < f.shnum; i++ {
-			h := f.shdr(i)
-			if h.typ == shtNobits || h.size == 0 {
-				continue
-			}
-			if h.offset+h.size > f.shoff || h.offset+h.size < h.offset {
-				keep = uint64(len(obj))
-				break
-			}
-		}
-		if keep != uint64(len(obj)) {
-			// Program headers must not live in the dropped range either.
-			phoff := le.Uint64(obj[32:])
-			phnum := uint64(le.Uint16(obj[56:]))
-			phentsize := uint64(le.Uint16(obj[54:]))
-			if phnum != 0 && phoff+phnum*phentsize > keep {
-				keep = uint64(len(obj))
-			}
-		}
-	}
+	keep := f.keepBeforeShdrs()
 
-	// Name: reuse an existing NUL-terminated occurrence in the string table
-	// when there is one, otherwise append it to a copy of the table.
-	nameOff := bytes.Index(oldStr, append([]byte(s.Name), 0))
-	newStr := false
-	if nameOff < 0 {
-		newStr = true
-		base := len(oldStr)
-		if base == 0 || oldStr[base-1] != 0 {
-			base++ // ensure the table keeps a terminating NUL before the new name
-		}
-		nameOff = base
+	// Names: reuse an existing NUL-terminated occurrence in the string
+	// table when there is one, otherwise append to a copy of the table
+	// (once per distinct new name).
+	nameOffs := make([]uint64, len(secs))
+	var extra []byte // bytes appended to the old table
+	base := uint64(len(oldStr))
+	if base == 0 || oldStr[base-1] != 0 {
+		extra = append(extra, 0) // keep a terminating NUL before new names
 	}
-	if uint64(nameOff) > math.MaxUint32 {
+	added := map[string]uint64{}
+	for i, s := range secs {
+		if off := bytes.Index(oldStr, append([]byte(s.Name), 0)); off >= 0 {
+			nameOffs[i] = uint64(off)
+			continue
+		}
+		if off, ok := added[s.Name]; ok {
+			nameOffs[i] = off
+			continue
+		}
+		off := base + uint64(len(extra))
+		added[s.Name] = off
+		nameOffs[i] = off
+		extra = append(extra, s.Name...)
+		extra = append(extra, 0)
+	}
+	newStr := len(added) > 0
+	if newStr && base+uint64(len(extra)) > math.MaxUint32 {
 		return nil, errors.New("section name string table is too large")
 	}
 
-	align := s.Align
-	if align == 0 {
-		align = 1
+	// Layout: obj[:keep], then each section's padding and data, then the
+	// new string table (if any), padding and the section header table.
+	parts := [][]byte{nil, obj[elfHeaderSize:keep]}
+	pos := keep
+	dataOffs := make([]uint64, len(secs))
+	for i, s := range secs {
+		al := alignUp(pos, max(s.Align, 1))
+		if al > pos {
+			parts = append(parts, make([]byte, al-pos))
+		}
+		dataOffs[i] = al
+		parts = append(parts, s.Data)
+		pos = al + uint64(len(s.Data))
 	}
-	dataOff := alignUp(keep, align)
-	end := dataOff + uint64(len(s.Data))
-	strOff := end
+	strOff := pos
 	strSize := uint64(0)
 	if newStr {
-		strSize = uint64(nameOff) + uint64(len(s.Name)) + 1
-		end = strOff + strSize
+		strSize = base + uint64(len(extra))
+		pos += strSize
 	}
-	shoff := alignUp(end, 8)
-	newNum := f.shnum + 1
+	shoff := alignUp(pos, 8)
+	newNum := f.shnum + uint64(len(secs))
 	total := shoff + newNum*elfShdrSize
 
-	// The result is obj[:keep] with a patched ELF header, zero padding, the
-	// new data, then a tail: the new string table (if any), padding and
-	// the section header table.
 	tail := make([]byte, total-strOff)
 	if newStr {
 		copy(tail, oldStr)
-		copy(tail[uint64(nameOff):], s.Name)
+		copy(tail[base:], extra)
 	}
-	// Old section headers, then the new one.
+	// Old section headers, then the new ones.
 	shdrs := tail[shoff-strOff:]
 	copy(shdrs, obj[f.shoff:f.shoff+f.shnum*elfShdrSize])
 	if newStr {
@@ -465,39 +495,76 @@ func addSectionParts(obj []byte, s NewSection) ([][]byte, error) {
 		h.offset, h.size = strOff, strSize
 		h.put(shdrs[f.shstrndx*elfShdrSize:])
 	}
-	nh := sectionHeader{
-		name:      uint32(nameOff),
-		typ:       s.Type,
-		flags:     s.Flags,
-		offset:    dataOff,
-		size:      uint64(len(s.Data)),
-		addralign: s.Align,
+	for i, s := range secs {
+		nh := sectionHeader{
+			name:      uint32(nameOffs[i]),
+			typ:       s.Type,
+			flags:     s.Flags,
+			offset:    dataOffs[i],
+			size:      uint64(len(s.Data)),
+			addralign: s.Align,
+		}
+		nh.put(shdrs[(f.shnum+uint64(i))*elfShdrSize:])
 	}
-	nh.put(shdrs[f.shnum*elfShdrSize:])
+	parts[0] = f.newHeader(shdrs, shoff, newNum, f.shstrndx)
+	return append(parts, tail), nil
+}
 
-	// ELF header: table offset and (possibly extended) section count.
+// keepBeforeShdrs returns how many leading bytes of the file a rewrite
+// keeps: all of them, except a section header table that ends the file and
+// overlaps no section data or program headers, which is replaced.
+func (f *elfFile) keepBeforeShdrs() uint64 {
+	obj := f.b
+	keep := uint64(len(obj))
+	shtEnd := f.shoff + f.shnum*elfShdrSize
+	if shtEnd != uint64(len(obj)) || f.shoff < elfHeaderSize {
+		return keep
+	}
+	for i := uint64(1); i < f.shnum; i++ {
+		h := f.shdr(i)
+		if h.typ == shtNobits || h.size == 0 {
+			continue
+		}
+		if h.offset+h.size > f.shoff || h.offset+h.size < h.offset {
+			return keep
+		}
+	}
+	// Program headers must not live in the dropped range either.
+	phoff := le.Uint64(obj[32:])
+	phnum := uint64(le.Uint16(obj[56:]))
+	phentsize := uint64(le.Uint16(obj[54:]))
+	if phnum != 0 && phoff+phnum*phentsize > f.shoff {
+		return keep
+	}
+	return f.shoff
+}
+
+// newHeader returns a copy of the ELF header pointing at a section header
+// table at shoff with num entries and the name table at index strndx,
+// using extended numbering in shdrs[0] (which it updates) as needed.
+func (f *elfFile) newHeader(shdrs []byte, shoff, num, strndx uint64) []byte {
 	ehdr := make([]byte, elfHeaderSize)
-	copy(ehdr, obj)
+	copy(ehdr, f.b)
 	le.PutUint64(ehdr[40:], shoff)
 	s0 := readShdr(shdrs)
-	if newNum >= shnLoReserve {
+	if num >= shnLoReserve {
 		le.PutUint16(ehdr[60:], 0)
-		s0.size = newNum
+		s0.size = num
 	} else {
-		le.PutUint16(ehdr[60:], uint16(newNum))
+		le.PutUint16(ehdr[60:], uint16(num))
 		s0.size = 0
 	}
-	if f.shstrndx >= shnLoReserve {
+	if strndx >= shnLoReserve {
 		le.PutUint16(ehdr[62:], shnXIndex)
-		s0.link = uint32(f.shstrndx)
+		s0.link = uint32(strndx)
 	} else {
-		le.PutUint16(ehdr[62:], uint16(f.shstrndx))
-		if le.Uint16(obj[62:]) == shnXIndex {
+		le.PutUint16(ehdr[62:], uint16(strndx))
+		if le.Uint16(f.b[62:]) == shnXIndex {
 			s0.link = 0
 		}
 	}
 	s0.put(shdrs)
-	return [][]byte{ehdr, obj[elfHeaderSize:keep], make([]byte, dataOff-keep), s.Data, tail}, nil
+	return ehdr
 }
 
 // maxAddAlign bounds the padding AddSection inserts before the new section.

@@ -232,3 +232,80 @@ func FuzzAddSection(f *testing.F) {
 		}
 	})
 }
+
+func FuzzAddSections(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, "__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu-", ".b", []byte("device"), uint64(4096))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, n1, n2 string, data []byte, align uint64) {
+		orig := bytes.Clone(b)
+		secs := []NewSection{{Name: n1, Type: 1, Flags: SHFExclude, Data: []byte{0}}, {Name: n2, Type: 1, Align: align, Data: data}, {Name: n1, Type: 1}}
+		out, err := AddSections(b, secs)
+		if !bytes.Equal(b, orig) {
+			t.Fatal("AddSections modified its input")
+		}
+		if err != nil {
+			return
+		}
+		of, _ := parseELF(b)
+		got, err := Sections(out)
+		if err != nil {
+			if _, err0 := Sections(b); err0 == nil {
+				t.Fatalf("output does not parse: %v", err)
+			}
+			return
+		}
+		if uint64(len(got)) != of.shnum-1+3 {
+			t.Fatalf("%d sections, want %d", len(got), of.shnum+2)
+		}
+		for i, s := range secs {
+			g := got[len(got)-3+i]
+			if g.Name != s.Name || !bytes.Equal(g.Data, s.Data) {
+				t.Fatalf("new section %d: %q %q, want %q %q", i, g.Name, g.Data, s.Name, s.Data)
+			}
+		}
+		var buf bytes.Buffer
+		if err := WriteWithSections(&buf, b, secs); err != nil || !bytes.Equal(buf.Bytes(), out) {
+			t.Fatal("WriteWithSections differs")
+		}
+	})
+}
+
+func FuzzRemoveSections(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, ".text")
+		f.Add(s, ".llvm.offloading")
+		f.Add(s, "__CLANG_OFFLOAD_BUNDLE__")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, prefix string) {
+		orig := bytes.Clone(b)
+		drop := func(n string) bool { return len(prefix) > 0 && len(n) >= len(prefix) && n[:len(prefix)] == prefix }
+		out, err := RemoveSections(b, drop)
+		if !bytes.Equal(b, orig) {
+			t.Fatal("RemoveSections modified its input")
+		}
+		if err != nil {
+			return
+		}
+		before, _ := Sections(b)
+		after, err := Sections(out)
+		if err != nil {
+			t.Fatalf("output does not parse: %v", err)
+		}
+		var want []Section
+		for _, s := range before {
+			if !drop(s.Name) {
+				want = append(want, s)
+			}
+		}
+		// Relocation sections of removed sections may go too.
+		if len(after) > len(want) {
+			t.Fatalf("%d sections left, at most %d expected", len(after), len(want))
+		}
+		for _, s := range after {
+			if drop(s.Name) {
+				t.Fatalf("section %q not removed", s.Name)
+			}
+		}
+	})
+}
