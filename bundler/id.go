@@ -1,0 +1,132 @@
+package bundler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ID is a bundle entry ID, <kind>-<triple>-<target ID>, in the form clang 22
+// stores and lists it.
+type ID struct {
+	Kind string // offload kind: host, openmp, hip or hipv4
+	// Triple is the normalised triple as it appears in the stored ID: four
+	// components ("nvptx64-nvidia-cuda-unknown"), or for OS amdhsa three
+	// components and a trailing '-' ("amdgcn-amd-amdhsa-"), as clang does.
+	Triple   string
+	TargetID string // processor and features ("gfx90a:xnack+"), or ""
+}
+
+// String returns the stored form of the ID: Kind + "-" + Triple + "-" +
+// TargetID.
+func (id ID) String() string { return id.Kind + "-" + id.Triple + "-" + id.TargetID }
+
+// errTargetFormat is clang 22's message for a target without 5 or 6 fields.
+const errTargetFormat = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'."
+
+// splitID splits s on '-' at most 5 times, as clang's OffloadTargetInfo
+// does; ok reports 5 or 6 parts.
+func splitID(s string) (parts []string, ok bool) {
+	parts = strings.SplitN(s, "-", 6)
+	return parts, len(parts) == 5 || len(parts) == 6
+}
+
+// parseIDLoose is clang's OffloadTargetInfo constructor: it never fails on
+// a string with 5 or 6 fields, drops a sixth field whose processor is not a
+// known OffloadArch and normalises the triple. raw is the triple as given.
+func parseIDLoose(s string) (id ID, raw string, ok bool) {
+	parts, ok := splitID(s)
+	if !ok {
+		return ID{}, "", false
+	}
+	if len(parts) == 6 {
+		proc, _, _ := strings.Cut(parts[5], ":")
+		if proc != "" && IsOffloadArch(proc) {
+			id.TargetID = parts[5]
+		}
+	}
+	id.Kind = parts[0]
+	raw = strings.Join(parts[1:5], "-")
+	if parseOS(parts[3]) == "amdhsa" {
+		id.Triple = normalizeTriple(raw, 3) + "-"
+	} else {
+		id.Triple = normalizeTriple(raw, 4)
+	}
+	return id, raw, true
+}
+
+// validKind reports whether clang 22 accepts offload kind k.
+func validKind(k string) bool { return k == "host" || k == "openmp" || k == "hip" || k == "hipv4" }
+
+// ParseID parses a bundle entry ID or -targets element exactly as clang 22's
+// clang-offload-bundler does: split on '-' at most 5 times into 5 or 6
+// parts, kind one of host, openmp, hip, hipv4 (cuda, sycl and others are
+// rejected), an architecture LLVM knows, and a sixth part kept only when
+// its processor is a known OffloadArch (otherwise silently dropped). The
+// triple is normalised as llvm::Triple::normalize does (empty fields become
+// "unknown"; for OS amdhsa three fields and an empty environment).
+// Errors carry clang's message text.
+func ParseID(s string) (ID, error) {
+	id, raw, ok := parseIDLoose(s)
+	if !ok {
+		return ID{}, fmt.Errorf("%s", errTargetFormat)
+	}
+	kindOK := validKind(id.Kind)
+	tripleOK := raw != "" && parseArch(strings.SplitN(raw, "-", 2)[0]) != ""
+	if !kindOK || !tripleOK {
+		msg := fmt.Sprintf("invalid target '%s'", s)
+		if !kindOK {
+			msg += fmt.Sprintf(", unknown offloading kind '%s'", id.Kind)
+		}
+		if !tripleOK {
+			msg += fmt.Sprintf(", unknown target triple '%s'", raw)
+		}
+		return ID{}, fmt.Errorf("%s", msg)
+	}
+	return id, nil
+}
+
+// IsHost reports whether the ID's kind is host.
+func (id ID) IsHost() bool { return id.Kind == "host" }
+
+// kindCompatible is OffloadTargetInfo::isOffloadKindCompatible: a code
+// object of kind k serves a target of kind t.
+func kindCompatible(k, t string, hipOpenMP bool) bool {
+	if k == t || (k == "hip" && t == "hipv4") || (k == "hipv4" && t == "hip") {
+		return true
+	}
+	if hipOpenMP {
+		return (strings.HasPrefix(strings.ToLower(k), "hip") && t == "openmp") ||
+			(k == "openmp" && strings.HasPrefix(strings.ToLower(t), "hip"))
+	}
+	return false
+}
+
+// Compatible reports whether a code object with bundle ID code may be
+// extracted for the requested target, by clang's isCodeObjectCompatible:
+// same ID; or compatible kinds (hip and hipv4 always, with openmp when
+// hipOpenMP), equal triples (compared as llvm::Triple values), the same
+// processor, no more features than the target and each of them with the
+// same sign in the target.
+func Compatible(code, target ID, hipOpenMP bool) bool {
+	tc, tt := parseTripleKey(code.Triple), parseTripleKey(target.Triple)
+	if code.Kind == target.Kind && tc == tt && code.TargetID == target.TargetID {
+		return true
+	}
+	if !kindCompatible(code.Kind, target.Kind, hipOpenMP) || tc != tt {
+		return false
+	}
+	cp, cf, ok1 := ParseTargetID(code.TargetID)
+	tp, tf, ok2 := ParseTargetID(target.TargetID)
+	if !ok1 || !ok2 || cp != tp {
+		return false
+	}
+	if len(cf) > len(tf) {
+		return false
+	}
+	for name, on := range cf {
+		if v, ok := tf[name]; !ok || v != on {
+			return false
+		}
+	}
+	return true
+}
