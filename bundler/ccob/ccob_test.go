@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // testData returns n bytes of bundle-like data: text-ish runs mixed with
@@ -337,6 +339,35 @@ func TestLyingSizes(t *testing.T) {
 	binary.LittleEndian.PutUint64(env[16:], 1000)
 	if _, _, err := Decompress(env); !errors.Is(err, ErrSizeMismatch) {
 		t.Errorf("zlib stream longer than the header's size: %v", err)
+	}
+}
+
+// TestZstdWithoutContentSize decodes frames that do not announce their
+// size (as a streaming zstd writer makes them), in both decoding paths.
+func TestZstdWithoutContentSize(t *testing.T) {
+	for _, size := range []int{100000, 3 << 20} {
+		data := testData(size, 6)
+		var buf bytes.Buffer
+		zw, err := zstd.NewWriter(&buf, zstd.WithEncoderCRC(true), zstd.WithEncoderLevel(zstd.SpeedFastest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw.Write(data)
+		zw.Close()
+		if h, ok := firstZstdHeader(buf.Bytes()); !ok || h.HasFCS {
+			t.Fatalf("frame header %+v, %v", h, ok)
+		}
+		env, _, err := wrap(3, Zstd, data, buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err := Decompress(env); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("size %d: %v", size, err)
+		}
+		binary.LittleEndian.PutUint64(env[16:], uint64(size-1))
+		if _, _, err := Decompress(env); !errors.Is(err, ErrSizeMismatch) {
+			t.Errorf("size %d, header one less: %v", size, err)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -85,9 +86,18 @@ func DecompressWith(b []byte, o DecompressOptions) (data []byte, h Header, err e
 	}
 
 	start := time.Now()
-	var buf bytes.Buffer
-	buf.Grow(int(min(h.UncompressedSize, maxPrealloc)))
-	n, used, err := decodeStream(h.Method, payload, h.UncompressedSize, &buf)
+	var n int64
+	var used int
+	if h.Method == Zstd && h.UncompressedSize <= maxPrealloc && oneFrameOfSize(payload, h.UncompressedSize) {
+		// The usual case: decode straight into a buffer of the announced size.
+		data, err = zstdDecodeAll(payload, h.UncompressedSize)
+		n, used = int64(len(data)), len(payload)
+	} else {
+		var buf bytes.Buffer
+		buf.Grow(int(min(h.UncompressedSize, maxPrealloc)) + bytes.MinRead) // ReadFrom wants MinRead spare bytes
+		n, used, err = decodeStream(h.Method, payload, h.UncompressedSize, &buf)
+		data = buf.Bytes()
+	}
 	if err != nil {
 		if errors.Is(err, errTooLong) {
 			return nil, h, errorf(off, ErrSizeMismatch, "data exceeds the header's %d bytes", h.UncompressedSize)
@@ -95,7 +105,6 @@ func DecompressWith(b []byte, o DecompressOptions) (data []byte, h Header, err e
 		return nil, h, &Error{Offset: off, Kind: ErrCorrupt, Detail: h.Method.String(), Err: err}
 	}
 	elapsed := time.Since(start)
-	data = buf.Bytes()
 	if h.Version == 1 {
 		payload = payload[:used]
 	}
@@ -179,6 +188,44 @@ func decodeStream(m Method, payload []byte, limit uint64, w io.Writer) (n int64,
 		return n, len(payload), nil
 	}
 	return 0, 0, errors.New("unknown method")
+}
+
+// zstdAll is a shared decoder for zstdDecodeAll; DecodeAll is safe for
+// concurrent use and allocates no window of its own.
+var zstdAll struct {
+	once sync.Once
+	dec  *zstd.Decoder
+	err  error
+}
+
+// oneFrameOfSize reports whether payload is exactly one zstd frame that
+// announces a content size of size bytes.
+func oneFrameOfSize(payload []byte, size uint64) bool {
+	n, ok := zstdFrameLen(payload)
+	if !ok || n != len(payload) {
+		return false
+	}
+	h, ok := firstZstdHeader(payload)
+	return ok && h.HasFCS && h.FrameContentSize == size
+}
+
+// zstdDecodeAll decodes payload, one frame announcing limit bytes, into a
+// buffer of exactly limit bytes' capacity; a frame that produces more is
+// corrupt.
+func zstdDecodeAll(payload []byte, limit uint64) ([]byte, error) {
+	zstdAll.once.Do(func() {
+		zstdAll.dec, zstdAll.err = zstd.NewReader(nil,
+			zstd.WithDecodeAllCapLimit(true),
+			zstd.WithDecoderMaxWindow(maxZstdWindow))
+	})
+	if zstdAll.err != nil {
+		return nil, zstdAll.err
+	}
+	data, err := zstdAll.dec.DecodeAll(payload, make([]byte, 0, limit))
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		return nil, errTooLong
+	}
+	return data, err
 }
 
 // firstZstdHeader decodes the header of the first zstd frame in p.
