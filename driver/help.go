@@ -30,9 +30,14 @@ OFFCC OPTIONS:
 
 SUBCOMMANDS:
   offload-binary   pack or extract offload binaries (llvm-offload-binary)
+  offload-bundler  bundle, unbundle or list offload bundles (clang-offload-bundler)
+  inspect          describe the offload containers in files (--json for tools)
   offload-embed    add offload binaries to a host object's .llvm.offloading
   linker-wrapper   link stage (clang-linker-wrapper's command line)
   version          print offcc's version
+
+Called as llvm-offload-binary, clang-offload-packager or clang-offload-bundler
+(also with a suffix such as -22) offcc behaves as that tool.
 
 Run 'clang --help' for the compiler options.
 `, "offcc", prog)

@@ -1,9 +1,10 @@
 // Command offcc is a clang-compatible compiler driver for offload programs.
 // Called as offcc (or offcc++ for C++) it compiles and links like clang,
 // running independent offload jobs at once; "offcc <subcommand>" runs one of
-// its tools (offload-binary, offload-embed, linker-wrapper). Called through a
-// link named llvm-offload-binary or clang-offload-packager it behaves as
-// that tool.
+// its tools (offload-binary, offload-bundler, inspect, offload-embed,
+// linker-wrapper). Called through a link named llvm-offload-binary,
+// clang-offload-packager or clang-offload-bundler (optionally with a
+// version suffix such as -22) it behaves as that tool.
 package main
 
 import (
@@ -19,7 +20,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/driver"
+	"github.com/offcc/offcc/inspect"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/toolchain"
@@ -37,6 +40,8 @@ func run(argv []string) int {
 	switch toolchain.ToolName(name) {
 	case "llvm-offload-binary", "clang-offload-packager":
 		return packager.Main(name, argv[1:], os.Stdout, os.Stderr)
+	case "clang-offload-bundler":
+		return bundler.Main(name, argv[1:], os.Getenv, os.Stdout, os.Stderr)
 	}
 	if len(argv) > 1 && isSubcommand(argv[1]) {
 		return runSubcommand(argv)
@@ -54,7 +59,7 @@ func run(argv []string) int {
 	})
 }
 
-var subcommands = []string{"offload-binary", "offload-embed", "linker-wrapper", "version"}
+var subcommands = []string{"offload-binary", "offload-bundler", "inspect", "offload-embed", "linker-wrapper", "version"}
 
 func isSubcommand(s string) bool {
 	for _, c := range subcommands {
@@ -83,6 +88,22 @@ func runSubcommand(argv []string) int {
 				SkipFlagParsing: true,
 				Action: func(_ context.Context, c *cli.Command) error {
 					return setStatus(packager.Main("offcc", c.Args().Slice(), os.Stdout, os.Stderr))
+				},
+			},
+			{
+				Name:            "offload-bundler",
+				Usage:           "bundle, unbundle or list clang offload bundles (clang-offload-bundler's command line)",
+				SkipFlagParsing: true,
+				Action: func(_ context.Context, c *cli.Command) error {
+					return setStatus(bundler.Main("offcc offload-bundler", c.Args().Slice(), os.Getenv, os.Stdout, os.Stderr))
+				},
+			},
+			{
+				Name:            "inspect",
+				Usage:           "describe the offload containers in files (--json for tools)",
+				SkipFlagParsing: true,
+				Action: func(_ context.Context, c *cli.Command) error {
+					return setStatus(inspect.Main("offcc", c.Args().Slice(), os.Stdout, os.Stderr))
 				},
 			},
 			{

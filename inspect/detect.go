@@ -1,0 +1,464 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/offcc/offcc/bundler"
+	"github.com/offcc/offcc/bundler/ccob"
+	"github.com/offcc/offcc/objfile"
+	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/poclbin"
+	"github.com/offcc/offcc/syclbin"
+)
+
+// all describes data as one or more containers back to back, as in a
+// .hip_fatbin section that holds one bundle per translation unit with zero
+// padding between them.
+func (w *walker) all(data []byte, depth int) ([]*Node, error) {
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("containers nested more than %d deep", MaxDepth)
+	}
+	var nodes []*Node
+	rest := data
+	for len(rest) > 0 {
+		n, used, err := w.one(rest, depth)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+		rest = rest[used:]
+		pad := 0
+		for pad < len(rest) && rest[pad] == 0 {
+			pad++
+		}
+		rest = rest[pad:]
+	}
+	if len(nodes) == 0 {
+		return []*Node{w.node("data", data)}, nil
+	}
+	return nodes, nil
+}
+
+// Magic numbers of the leaf formats.
+var (
+	bitcodeMagic        = []byte{'B', 'C', 0xC0, 0xDE}
+	bitcodeWrapperMagic = []byte{0xDE, 0xC0, 0x17, 0x0B}
+	spirvMagic          = []byte{0x03, 0x02, 0x23, 0x07}
+)
+
+// one describes the container at the start of data and returns how many
+// bytes it covers.
+func (w *walker) one(data []byte, depth int) (*Node, int, error) {
+	var n *Node
+	var err error
+	used := len(data)
+	switch {
+	case packager.IsOffloadBinary(data):
+		n, err = w.offloadBinary(data, depth)
+	case ccob.IsCompressed(data):
+		n, used, err = w.compressed(data, depth)
+	case bundler.IsBinaryBundle(data):
+		n, used, err = w.binaryBundle(data, depth)
+	case objfile.IsELF(data):
+		n, err = w.elf(data, depth)
+	case objfile.IsArchive(data):
+		n, err = w.archive(data, depth)
+	case syclbin.IsSYCLBIN(data):
+		n, err = w.syclbin(data, depth)
+	case poclbin.IsProgramBinary(data):
+		n, err = w.poclProgram(data, depth)
+	case poclbin.IsArchive(data):
+		n, err = w.poclArchive(data, depth)
+	case bytes.HasPrefix(data, bitcodeMagic), bytes.HasPrefix(data, bitcodeWrapperMagic):
+		n = w.node("bitcode", data)
+	case bytes.HasPrefix(data, spirvMagic):
+		n = w.node("spirv", data)
+		if len(data) >= 8 {
+			v := binary.LittleEndian.Uint32(data[4:])
+			n.Format = fmt.Sprintf("SPIR-V %d.%d", v>>16&0xff, v>>8&0xff)
+		}
+	default:
+		if comment, ok := bundler.IsTextBundle(data); ok {
+			n, err = w.textBundle(data, comment, depth)
+		} else if isPTX(data) {
+			n = w.node("ptx", data)
+		} else {
+			n = w.node("data", data)
+		}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return n, used, nil
+}
+
+// isPTX reports whether data looks like PTX assembly text.
+func isPTX(data []byte) bool {
+	head := data[:min(len(data), 4096)]
+	return bytes.Contains(head, []byte(".version ")) && bytes.Contains(head, []byte(".target "))
+}
+
+// children describes payload as the contents of parent.
+func (w *walker) children(parent *Node, payload []byte, depth int) error {
+	if len(payload) == 0 {
+		return nil
+	}
+	kids, err := w.all(payload, depth+1)
+	if err != nil {
+		return err
+	}
+	parent.Children = append(parent.Children, kids...)
+	return nil
+}
+
+func (w *walker) offloadBinary(data []byte, depth int) (*Node, error) {
+	blobs, err := packager.ParseBlobs(data)
+	if err != nil {
+		// Report where the blob is in the file, not in data.
+		if pe, ok := err.(*packager.ParseError); ok {
+			pe.Offset += w.offset(data)
+		}
+		return nil, err
+	}
+	var nodes []*Node
+	for _, b := range blobs {
+		n := w.node("offload-binary", data[b.Offset:b.Offset+b.Size])
+		n.Version = b.Version
+		for i, im := range b.Images {
+			c := w.node("image", im.Data)
+			c.Format = im.Kind.String()
+			if im.Kind == 7 {
+				c.Format = "syclbin"
+			}
+			c.Producer = im.Offload.String()
+			if im.Flags != 0 {
+				c.Keys = map[string]string{"flags": fmt.Sprintf("%#x", im.Flags)}
+			}
+			for _, kv := range im.Strings {
+				switch kv.Key {
+				case "triple":
+					c.Triple = kv.Value
+				case "arch":
+					c.Arch = kv.Value
+				default:
+					if c.Keys == nil {
+						c.Keys = map[string]string{}
+					}
+					c.Keys[kv.Key] = kv.Value
+				}
+			}
+			if err := w.children(c, im.Data, depth); err != nil {
+				return nil, wrap(err, "offload binary at offset %#x: image %d", n.Offset, i)
+			}
+			n.Children = append(n.Children, c)
+		}
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 1 {
+		return nodes[0], nil
+	}
+	return &Node{Kind: "sequence", Offset: w.offset(data), Size: uint64(len(data)), Children: nodes}, nil
+}
+
+func (w *walker) compressed(data []byte, depth int) (*Node, int, error) {
+	at := w.offset(data)
+	// Split bounds the first envelope by its size field (v2, v3) or its
+	// compressed stream (v1); what follows it is not its business.
+	envs, err := ccob.Split(data)
+	if len(envs) == 0 {
+		if ce, ok := err.(*ccob.Error); ok {
+			ce.Offset += int64(at)
+		}
+		return nil, 0, err
+	}
+	env := envs[0]
+	out, h, err := ccob.DecompressWith(env, ccob.DecompressOptions{Base: int64(at)})
+	if err != nil {
+		return nil, 0, err
+	}
+	n := w.node("compressed-bundle", env)
+	n.Version = uint32(h.Version)
+	n.Format = h.Method.String()
+	n.Keys = map[string]string{
+		"uncompressed-size": strconv.FormatUint(h.UncompressedSize, 10),
+		"hash":              fmt.Sprintf("%016x", h.Hash),
+	}
+	inner := &walker{base: out}
+	kids, err := inner.all(out, depth+1)
+	if err != nil {
+		return nil, 0, wrap(err, "compressed bundle at offset %#x: decompressed data", at)
+	}
+	n.Children = kids
+	return n, len(env), nil
+}
+
+func (w *walker) binaryBundle(data []byte, depth int) (*Node, int, error) {
+	entries, err := bundler.ParseBinary(data)
+	if err != nil {
+		return nil, 0, wrap(err, "at offset %#x", w.offset(data))
+	}
+	end := uint64(0)
+	for _, e := range entries {
+		end = max(end, e.Offset+e.Size)
+	}
+	hdr := 24 + 8
+	for _, e := range entries {
+		hdr += 24 + len(e.ID)
+	}
+	end = max(end, uint64(hdr))
+	n := w.node("bundle", data[:end])
+	n.Format = "binary"
+	if err := w.bundleEntries(n, entries, depth); err != nil {
+		return nil, 0, err
+	}
+	return n, int(end), nil
+}
+
+func (w *walker) textBundle(data []byte, comment string, depth int) (*Node, error) {
+	entries, err := bundler.ParseText(data, comment)
+	if err != nil {
+		return nil, wrap(err, "at offset %#x", w.offset(data))
+	}
+	n := w.node("bundle", data)
+	n.Format = "text " + comment
+	return n, w.bundleEntries(n, entries, depth)
+}
+
+// bundleEntries adds a bundle-entry node per entry, with the ID's parts.
+func (w *walker) bundleEntries(n *Node, entries []bundler.Entry, depth int) error {
+	for _, e := range entries {
+		c := w.node("bundle-entry", e.Data)
+		describeID(c, e.ID)
+		if err := w.children(c, e.Data, depth); err != nil {
+			return wrap(err, "bundle at offset %#x: entry %s", n.Offset, e.ID)
+		}
+		n.Children = append(n.Children, c)
+	}
+	return nil
+}
+
+// describeID fills a node's name, producer, triple and arch from a bundle
+// entry ID; IDs the bundler would reject are shown as they are.
+func describeID(n *Node, id string) {
+	n.Name = id
+	if p, err := bundler.ParseID(id); err == nil {
+		// Bundle IDs spell an empty environment as a trailing "-".
+		n.Producer, n.Triple, n.Arch = p.Kind, strings.TrimSuffix(p.Triple, "-"), p.TargetID
+	}
+}
+
+func (w *walker) elf(data []byte, depth int) (*Node, error) {
+	n := w.node("elf", data)
+	n.Format = elfDescription(data)
+	secs, err := objfile.Sections(data)
+	if err != nil {
+		return nil, wrap(err, "ELF file at offset %#x", n.Offset)
+	}
+	for _, s := range secs {
+		switch {
+		case s.Type == objfile.SHTLLVMOffloading, s.Name == ".hip_fatbin", s.Name == ".nv_fatbin":
+			c := w.node("section", s.Data)
+			c.Name = s.Name
+			if err := w.children(c, s.Data, depth); err != nil {
+				return nil, wrap(err, "section %s", s.Name)
+			}
+			n.Children = append(n.Children, c)
+		case strings.HasPrefix(s.Name, bundleSectionPrefix):
+			c := w.node("bundle-entry", s.Data)
+			describeID(c, strings.TrimPrefix(s.Name, bundleSectionPrefix))
+			if !strings.HasPrefix(c.Name, "host-") {
+				if err := w.children(c, s.Data, depth); err != nil {
+					return nil, wrap(err, "section %s", s.Name)
+				}
+			}
+			n.Children = append(n.Children, c)
+		}
+	}
+	return n, nil
+}
+
+// bundleSectionPrefix starts the name of each section of an object bundle.
+const bundleSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__"
+
+// elfDescription names an ELF file's class, type and machine.
+func elfDescription(b []byte) string {
+	if len(b) < 20 {
+		return "ELF"
+	}
+	class := map[byte]string{1: "ELF32", 2: "ELF64"}[b[4]]
+	if class == "" {
+		class = "ELF"
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if b[5] == 2 {
+		order = binary.BigEndian
+	}
+	typ := map[uint16]string{1: "relocatable", 2: "executable", 3: "shared object", 4: "core"}[order.Uint16(b[16:])]
+	if typ == "" {
+		typ = fmt.Sprintf("type %d", order.Uint16(b[16:]))
+	}
+	m := order.Uint16(b[18:])
+	machine := map[uint16]string{3: "i386", 20: "ppc", 21: "ppc64", 40: "arm", 62: "x86-64", 183: "aarch64", 190: "nvptx (cuda)", 224: "amdgpu", 243: "riscv"}[m]
+	if machine == "" {
+		machine = fmt.Sprintf("machine %d", m)
+	}
+	return class + " " + typ + " " + machine
+}
+
+func (w *walker) archive(data []byte, depth int) (*Node, error) {
+	a, err := objfile.ParseArchive(data)
+	if err != nil {
+		return nil, wrap(err, "archive at offset %#x", w.offset(data))
+	}
+	n := w.node("archive", data)
+	for _, m := range a.Members {
+		kids, err := w.all(m.Data, depth+1)
+		if err != nil {
+			return nil, wrap(err, "archive member %s", m.Name)
+		}
+		if len(kids) == 1 {
+			kids[0].Name = m.Name
+		} else {
+			kids = []*Node{{Kind: "sequence", Name: m.Name, Offset: w.offset(m.Data), Size: uint64(len(m.Data)), Children: kids}}
+		}
+		n.Children = append(n.Children, kids...)
+	}
+	return n, nil
+}
+
+func (w *walker) syclbin(data []byte, depth int) (*Node, error) {
+	f, err := syclbin.Parse(data)
+	if err != nil {
+		return nil, wrap(err, "at offset %#x", w.offset(data))
+	}
+	n := w.node("syclbin", data)
+	n.Version = f.Version
+	if st, ok := f.State(); ok {
+		n.Keys = map[string]string{"state": syclbinState(st)}
+	}
+	for i, am := range f.Modules {
+		c := &Node{Kind: "syclbin-module", Name: strconv.Itoa(i)}
+		for _, ir := range am.IR {
+			k := w.node("syclbin-ir", ir.Data)
+			k.Triple, _ = ir.Target()
+			if t, ok := ir.Type(); ok {
+				k.Format = irTypeName(t)
+			}
+			if err := w.children(k, ir.Data, depth); err != nil {
+				return nil, wrap(err, "SYCLBIN module %d", i)
+			}
+			c.Children = append(c.Children, k)
+			c.Size += k.Size
+		}
+		for _, ni := range am.Native {
+			k := w.node("syclbin-native", ni.Data)
+			k.Triple, _ = ni.Target()
+			k.Arch, _ = ni.Arch()
+			if err := w.children(k, ni.Data, depth); err != nil {
+				return nil, wrap(err, "SYCLBIN module %d", i)
+			}
+			c.Children = append(c.Children, k)
+			c.Size += k.Size
+		}
+		n.Children = append(n.Children, c)
+	}
+	return n, nil
+}
+
+// irTypeName names a SYCLBIN IR module type.
+func irTypeName(t uint32) string {
+	switch t {
+	case syclbin.IRTypeSPIRV:
+		return "SPIR-V"
+	case syclbin.IRTypePTX:
+		return "PTX"
+	case syclbin.IRTypeAMDGCN:
+		return "AMDGCN"
+	}
+	return "type " + strconv.FormatUint(uint64(t), 10)
+}
+
+// syclbinState names a SYCLBIN state value.
+func syclbinState(s uint32) string {
+	switch s {
+	case 0:
+		return "input"
+	case 1:
+		return "object"
+	case 2:
+		return "executable"
+	}
+	return strconv.FormatUint(uint64(s), 10)
+}
+
+func (w *walker) poclProgram(data []byte, depth int) (*Node, error) {
+	p, err := poclbin.ParseProgram(data)
+	if err != nil {
+		return nil, wrap(err, "at offset %#x", w.offset(data))
+	}
+	n := w.node("pocl-program", data)
+	n.Version = p.Version
+	n.Keys = map[string]string{
+		"device-id":   fmt.Sprintf("%016x", p.DeviceID),
+		"binary-type": p.BinaryType().String(),
+		"build-hash":  p.BuildHash,
+	}
+	for _, r := range p.RootEntries {
+		for _, f := range r.Files {
+			c, err := w.fileEntry(f.Path, f.Data, depth)
+			if err != nil {
+				return nil, err
+			}
+			n.Children = append(n.Children, c)
+		}
+	}
+	for _, k := range p.Kernels {
+		c := &Node{Kind: "pocl-kernel", Name: k.Name, Keys: map[string]string{"args": strconv.Itoa(int(k.NumArgs))}}
+		for _, f := range k.Files {
+			fc, err := w.fileEntry(f.Path, f.Data, depth)
+			if err != nil {
+				return nil, wrap(err, "pocl kernel %s", k.Name)
+			}
+			c.Children = append(c.Children, fc)
+		}
+		n.Children = append(n.Children, c)
+	}
+	return n, nil
+}
+
+func (w *walker) poclArchive(data []byte, depth int) (*Node, error) {
+	a, err := poclbin.ParseArchive(data)
+	if err != nil {
+		return nil, wrap(err, "at offset %#x", w.offset(data))
+	}
+	n := w.node("poclbin-archive", data)
+	n.Version = a.Version
+	if a.BasePath != "" {
+		n.Keys = map[string]string{"base-path": a.BasePath}
+	}
+	for _, e := range a.Entries {
+		c, err := w.fileEntry(e.Path, e.Data, depth)
+		if err != nil {
+			return nil, err
+		}
+		n.Children = append(n.Children, c)
+	}
+	return n, nil
+}
+
+// fileEntry describes a stored file and what its contents are.
+func (w *walker) fileEntry(path string, data []byte, depth int) (*Node, error) {
+	n := w.node("file-entry", data)
+	n.Name = path
+	if err := w.children(n, data, depth); err != nil {
+		return nil, wrap(err, "file %s", path)
+	}
+	if len(n.Children) == 1 && n.Children[0].Kind == "data" {
+		n.Children = nil
+	}
+	return n, nil
+}

@@ -1,0 +1,98 @@
+// Package inspect identifies the offload containers in a file (ELF objects
+// and their offload sections, ar archives, offload binaries, clang offload
+// bundles in binary, text and compressed form, SYCLBIN and poclbin files),
+// nested in any combination, and describes them as a tree of Nodes.
+package inspect
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Node is one recognised piece of a file.
+type Node struct {
+	// Kind names what the bytes are: "elf", "section", "archive",
+	// "offload-binary", "image", "bundle", "bundle-entry",
+	// "compressed-bundle", "syclbin", "syclbin-module", "syclbin-ir",
+	// "syclbin-native", "pocl-program", "pocl-kernel", "poclbin-archive",
+	// "file-entry", "bitcode", "spirv", "ptx" or "data".
+	Kind string `json:"kind"`
+	// Name is the file, archive member, section, bundle ID or entry path.
+	Name string `json:"name,omitempty"`
+	// Offset is where the node starts in the file, or in the decompressed
+	// data for nodes under a compressed bundle.
+	Offset uint64 `json:"offset"`
+	// Size is the node's length in bytes.
+	Size uint64 `json:"size"`
+	// Version is the container's format version, where it has one.
+	Version uint32 `json:"version,omitempty"`
+	// Format qualifies Kind: the ELF type and machine, an offload image's
+	// kind ("elf", "llvm ir", ...), a bundle's form ("binary", "text //"),
+	// a compression method.
+	Format string `json:"format,omitempty"`
+	// Producer is the offload kind: "openmp", "hip", "sycl", ...
+	Producer string `json:"producer,omitempty"`
+	// Triple and Arch name the target of device code.
+	Triple string `json:"triple,omitempty"`
+	Arch   string `json:"arch,omitempty"`
+	// Keys holds further metadata (string entries, header fields).
+	Keys map[string]string `json:"keys,omitempty"`
+	// Error is set, on a root node of kind "error" only, when the file
+	// could not be read or parsed (Main's JSON output).
+	Error string `json:"error,omitempty"`
+	// Children are the nodes found inside this one.
+	Children []*Node `json:"children,omitempty"`
+}
+
+// MaxDepth bounds the nesting of containers Inspect follows; deeper
+// content is reported as an error (a crafted file could nest forever).
+const MaxDepth = 32
+
+// Inspect describes data, the contents of the file called name. The root
+// node is named name. Malformed input anywhere in the tree gives an error
+// that names the path to it, the structure and its offset.
+func Inspect(name string, data []byte) (*Node, error) {
+	w := &walker{base: data}
+	nodes, err := w.all(data, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) == 1 {
+		nodes[0].Name = name
+		return nodes[0], nil
+	}
+	// Several containers back to back (e.g. a dumped .hip_fatbin section).
+	return &Node{Kind: "sequence", Name: name, Size: uint64(len(data)), Children: nodes}, nil
+}
+
+// walker turns byte slices into nodes. base is the buffer offsets are
+// measured in: the file, or the output of a decompression.
+type walker struct {
+	base []byte
+}
+
+// offset returns where b starts in w.base (0 when b is not inside it).
+func (w *walker) offset(b []byte) uint64 {
+	if cap(b) == 0 || len(w.base) == 0 {
+		return 0
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(w.base)))
+	if p < start || p-start > uintptr(len(w.base)) {
+		return 0
+	}
+	return uint64(p - start)
+}
+
+// node makes a node covering b.
+func (w *walker) node(kind string, b []byte) *Node {
+	return &Node{Kind: kind, Offset: w.offset(b), Size: uint64(len(b))}
+}
+
+// wrap prefixes err with where it happened.
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+}
