@@ -232,6 +232,9 @@ func (w *walker) textBundle(data []byte, comment string, depth int) (*Node, erro
 func (w *walker) bundleEntries(n *Node, entries []bundler.Entry, depth int) error {
 	for _, e := range entries {
 		c := w.node("bundle-entry", e.Data)
+		if len(e.Data) == 0 {
+			c.Offset = n.Offset + e.Offset // Entry.Offset counts from the bundle's start
+		}
 		describeID(c, e.ID)
 		if err := w.children(c, e.Data, depth); err != nil {
 			return wrap(err, "bundle at offset %#x: entry %s", n.Offset, e.ID)
