@@ -40,7 +40,7 @@ func ParseBinary(b []byte) ([]Entry, error) {
 	count := le64(b[pos:])
 	pos += 8
 	if count > (n-pos)/24 {
-		return nil, formatErr("binary bundle header", uint64(len(Magic)), "bundle count %d needs at least %#x header bytes but only %#x remain", count, satMul(count, 24), n-pos)
+		return nil, formatErr("binary bundle header", uint64(len(Magic)), "bundle count %d does not fit: %#x bytes remain, each entry header needs at least 24", count, n-pos)
 	}
 	entries := make([]Entry, 0, count)
 	for i := uint64(0); i < count; i++ {
