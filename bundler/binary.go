@@ -81,13 +81,6 @@ func put64(b []byte, v uint64) {
 	}
 }
 
-func satMul(a, b uint64) uint64 {
-	if a != 0 && b > ^uint64(0)/a {
-		return ^uint64(0)
-	}
-	return a * b
-}
-
 // alignTo is LLVM's alignTo for any non-zero alignment.
 func alignTo(x, a uint64) uint64 { return (x + a - 1) / a * a }
 
