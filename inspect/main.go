@@ -2,8 +2,10 @@ package inspect
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/offcc/offcc/internal/mmapfile"
@@ -94,11 +96,12 @@ func inspectFile(name string) (*Node, error) {
 	return Inspect(name, f.Data)
 }
 
-// unwrapPathError drops the file name os adds, since Main prints it.
+// unwrapPathError drops the operation and file name os adds, since Main
+// prints the name.
 func unwrapPathError(err error) error {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "open ") {
-		return fmt.Errorf("%s", msg[i+2:])
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
 	return err
 }

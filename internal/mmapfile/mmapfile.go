@@ -44,7 +44,7 @@ func FromFile(f *os.File) (*File, error) {
 		return nil, err
 	}
 	if st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory", f.Name())
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: syscall.EISDIR}
 	}
 	size := st.Size()
 	if st.Mode().IsRegular() && size > 0 && int64(int(size)) == size {
