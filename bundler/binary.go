@@ -2,6 +2,7 @@ package bundler
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,7 @@ func ParseBinary(b []byte) ([]Entry, error) {
 	if n-pos < 8 {
 		return nil, formatErr("binary bundle header", pos, "bundle count runs past end of input (%#x bytes)", n)
 	}
-	count := le64(b[pos:])
+	count := binary.LittleEndian.Uint64(b[pos:])
 	pos += 8
 	if count > (n-pos)/24 {
 		return nil, formatErr("binary bundle header", uint64(len(Magic)), "bundle count %d does not fit: %#x bytes remain, each entry header needs at least 24", count, n-pos)
@@ -49,7 +50,7 @@ func ParseBinary(b []byte) ([]Entry, error) {
 		if n-pos < 24 {
 			return nil, formatErr(st, at, "entry header runs past end of input (%#x bytes)", n)
 		}
-		off, size, idLen := le64(b[pos:]), le64(b[pos+8:]), le64(b[pos+16:])
+		off, size, idLen := binary.LittleEndian.Uint64(b[pos:]), binary.LittleEndian.Uint64(b[pos+8:]), binary.LittleEndian.Uint64(b[pos+16:])
 		pos += 24
 		if idLen > n-pos {
 			return nil, formatErr(st, at, "ID length %#x runs past end of input (%#x bytes)", idLen, n)
@@ -68,17 +69,6 @@ func ParseBinary(b []byte) ([]Entry, error) {
 		entries = append(entries, Entry{ID: id, Offset: off, Size: size, Data: b[off : off+size : off+size]})
 	}
 	return entries, nil
-}
-
-func le64(b []byte) uint64 {
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
-func put64(b []byte, v uint64) {
-	for i := range 8 {
-		b[i] = byte(v >> (8 * i))
-	}
 }
 
 // alignTo is LLVM's alignTo for any non-zero alignment.
@@ -101,24 +91,18 @@ func BinaryHeader(ids []string, sizes []uint64, align uint64) (header []byte, of
 	}
 	header = make([]byte, 0, hsize)
 	header = append(header, Magic...)
-	header = put64a(header, uint64(len(ids)))
+	header = binary.LittleEndian.AppendUint64(header, uint64(len(ids)))
 	pos := hsize
 	for i, id := range ids {
 		pos = alignTo(pos, align)
 		offsets = append(offsets, pos)
-		header = put64a(header, pos)
-		header = put64a(header, sizes[i])
-		header = put64a(header, uint64(len(id)))
+		header = binary.LittleEndian.AppendUint64(header, pos)
+		header = binary.LittleEndian.AppendUint64(header, sizes[i])
+		header = binary.LittleEndian.AppendUint64(header, uint64(len(id)))
 		header = append(header, id...)
 		pos += sizes[i]
 	}
 	return header, offsets, nil
-}
-
-func put64a(b []byte, v uint64) []byte {
-	var x [8]byte
-	put64(x[:], v)
-	return append(b, x[:]...)
 }
 
 // WriteBinary writes a binary bundle of payloads with the given stored IDs

@@ -2,6 +2,7 @@ package bundler
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -37,11 +38,11 @@ func TestParseBinaryErrors(t *testing.T) {
 		}
 	}
 	bad(func(b []byte) []byte { return b[:30] }, "binary bundle header at offset 0x18: bundle count runs past end")
-	bad(func(b []byte) []byte { put64(b[24:], 1<<62); return b }, "bundle count 4611686018427387904")
-	bad(func(b []byte) []byte { put64(b[0x56+8:], 1<<63); return b }, "binary bundle entry 1 at offset 0x56: payload (offset 0xdf, size 0x8000000000000000) runs past end of input (0xf0 bytes)")
-	bad(func(b []byte) []byte { put64(b[0x56:], ^uint64(0)); return b }, "runs past end")
-	bad(func(b []byte) []byte { put64(b[0x56+16:], ^uint64(0)-5); return b }, "ID length")
-	bad(func(b []byte) []byte { put64(b[0x20:], 0); return b }, "payload offset is 0")
+	bad(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[24:], 1<<62); return b }, "bundle count 4611686018427387904")
+	bad(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[0x56+8:], 1<<63); return b }, "binary bundle entry 1 at offset 0x56: payload (offset 0xdf, size 0x8000000000000000) runs past end of input (0xf0 bytes)")
+	bad(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[0x56:], ^uint64(0)); return b }, "runs past end")
+	bad(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[0x56+16:], ^uint64(0)-5); return b }, "ID length")
+	bad(func(b []byte) []byte { binary.LittleEndian.PutUint64(b[0x20:], 0); return b }, "payload offset is 0")
 	bad(func(b []byte) []byte { return b[:0x80] }, "binary bundle entry 0 at offset 0x20: payload (offset 0xcd, size 0x12) runs past end of input (0x80 bytes)")
 }
 

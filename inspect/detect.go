@@ -43,12 +43,8 @@ func (w *walker) all(data []byte, depth int) ([]*Node, error) {
 	return nodes, nil
 }
 
-// Magic numbers of the leaf formats.
-var (
-	bitcodeMagic        = []byte{'B', 'C', 0xC0, 0xDE}
-	bitcodeWrapperMagic = []byte{0xDE, 0xC0, 0x17, 0x0B}
-	spirvMagic          = []byte{0x03, 0x02, 0x23, 0x07}
-)
+// spirvMagic starts a SPIR-V module (0x07230203, little-endian).
+var spirvMagic = []byte{0x03, 0x02, 0x23, 0x07}
 
 // one describes the container at the start of data and returns how many
 // bytes it covers.
@@ -73,7 +69,7 @@ func (w *walker) one(data []byte, depth int) (*Node, int, error) {
 		n, err = w.poclProgram(data, depth)
 	case poclbin.IsArchive(data):
 		n, err = w.poclArchive(data, depth)
-	case bytes.HasPrefix(data, bitcodeMagic), bytes.HasPrefix(data, bitcodeWrapperMagic):
+	case packager.IsBitcode(data):
 		n = w.node("bitcode", data)
 	case bytes.HasPrefix(data, spirvMagic):
 		n = w.node("spirv", data)

@@ -16,7 +16,7 @@ import (
 func writeArchive(members []*namedImage) ([]byte, error) {
 	ms := make([]objfile.Member, 0, len(members))
 	for _, m := range members {
-		if isBitcode(m.Data) {
+		if IsBitcode(m.Data) {
 			return nil, errors.New("--archive: the symbol table of LLVM bitcode members is not supported")
 		}
 		ms = append(ms, objfile.Member{Name: m.source, Data: m.Data})

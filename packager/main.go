@@ -143,12 +143,6 @@ func Main(prog string, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// openInput maps a file ("-": standard input) so that gigabyte images
-// are neither copied nor read before they are written out.
-func openInput(name string) (*mmapfile.File, error) {
-	return mmapfile.Open(name)
-}
-
 func pack(out string, specs []string, stdout io.Writer) error {
 	var images []Image
 	var inputs []*mmapfile.File
@@ -163,7 +157,8 @@ func pack(out string, specs []string, stdout io.Writer) error {
 			return err
 		}
 		for _, f := range strings.Split(file, ",") {
-			in, err := openInput(f)
+			// Mapped, so gigabyte images are written out without a copy.
+			in, err := mmapfile.Open(f)
 			if err != nil {
 				return err
 			}
@@ -192,7 +187,7 @@ func pack(out string, specs []string, stdout io.Writer) error {
 }
 
 func extract(prog, in string, specs []string, archive bool, stderr io.Writer) error {
-	input, err := openInput(in)
+	input, err := mmapfile.Open(in)
 	if err != nil {
 		return err
 	}
@@ -303,7 +298,7 @@ func extractNamed(data []byte, name string) ([]namedImage, error) {
 	var ims []Image
 	var err error
 	switch {
-	case isBitcode(data):
+	case IsBitcode(data):
 		return nil, errors.New("extracting offload binaries from LLVM bitcode is not supported")
 	case IsOffloadBinary(data):
 		ims, err = Parse(data)

@@ -135,7 +135,7 @@ func ParseOffloadKind(s string) OffloadKind {
 // of the name's last element (o, bc, cubin, fatbin, s; case-sensitive),
 // otherwise ImageNone.
 func ImageKindFor(name string, data []byte) ImageKind {
-	if isBitcode(data) {
+	if IsBitcode(data) {
 		return ImageBitcode
 	}
 	base := name
@@ -164,7 +164,9 @@ func ImageKindFor(name string, data []byte) ImageKind {
 	return ImageNone
 }
 
-func isBitcode(data []byte) bool {
+// IsBitcode reports whether data starts with LLVM bitcode: the raw magic
+// "BC\xC0\xDE" or the bitcode wrapper's "\xDE\xC0\x17\x0B".
+func IsBitcode(data []byte) bool {
 	return bytes.HasPrefix(data, []byte{'B', 'C', 0xC0, 0xDE}) ||
 		bytes.HasPrefix(data, []byte{0xDE, 0xC0, 0x17, 0x0B})
 }

@@ -279,8 +279,33 @@ func Parse(b []byte) (*File, error) {
 
 	irBase := FileHeaderSize + 32*amCount
 	ndBase := irBase + 32*irCount
-	irCache := make([]*IRModule, irCount)
-	ndCache := make([]*NativeImage, ndCount)
+	// IR module and native image headers share one shape: metadata, then
+	// bytes in the binary table. Headers several modules point at are
+	// parsed once.
+	type part struct {
+		Metadata PropertySetRegistry
+		Data     []byte
+	}
+	irCache := make([]*part, irCount)
+	ndCache := make([]*part, ndCount)
+	header := func(cache []*part, base, idx uint64, what, bytesWhat string) (*part, error) {
+		if cache[idx] != nil {
+			return cache[idx], nil
+		}
+		hat := base + 32*idx
+		hh := b[hat : hat+32]
+		hwhat := fmt.Sprintf("%s %d", what, idx)
+		m := new(part)
+		var err error
+		if m.Metadata, err = p.metadata(hwhat, hat, le.Uint64(hh), le.Uint64(hh[8:])); err != nil {
+			return nil, err
+		}
+		if m.Data, err = p.blob(hwhat, bytesWhat, hat, le.Uint64(hh[16:]), le.Uint64(hh[24:])); err != nil {
+			return nil, err
+		}
+		cache[idx] = m
+		return m, nil
+	}
 	var irRefs, ndRefs uint64
 
 	f.Modules = make([]AbstractModule, amCount)
@@ -314,41 +339,21 @@ func Parse(b []byte) (*File, error) {
 			am.IR = make([]IRModule, nIR)
 		}
 		for j := range am.IR {
-			idx := firstIR + uint64(j)
-			if irCache[idx] == nil {
-				hat := irBase + 32*idx
-				hh := b[hat : hat+32]
-				hwhat := fmt.Sprintf("IR module header %d", idx)
-				m := new(IRModule)
-				if m.Metadata, err = p.metadata(hwhat, hat, le.Uint64(hh), le.Uint64(hh[8:])); err != nil {
-					return nil, err
-				}
-				if m.Data, err = p.blob(hwhat, "raw IR bytes", hat, le.Uint64(hh[16:]), le.Uint64(hh[24:])); err != nil {
-					return nil, err
-				}
-				irCache[idx] = m
+			m, err := header(irCache, irBase, firstIR+uint64(j), "IR module header", "raw IR bytes")
+			if err != nil {
+				return nil, err
 			}
-			am.IR[j] = *irCache[idx]
+			am.IR[j] = IRModule(*m)
 		}
 		if nND > 0 {
 			am.Native = make([]NativeImage, nND)
 		}
 		for j := range am.Native {
-			idx := firstND + uint64(j)
-			if ndCache[idx] == nil {
-				hat := ndBase + 32*idx
-				hh := b[hat : hat+32]
-				hwhat := fmt.Sprintf("native device code image header %d", idx)
-				m := new(NativeImage)
-				if m.Metadata, err = p.metadata(hwhat, hat, le.Uint64(hh), le.Uint64(hh[8:])); err != nil {
-					return nil, err
-				}
-				if m.Data, err = p.blob(hwhat, "native image bytes", hat, le.Uint64(hh[16:]), le.Uint64(hh[24:])); err != nil {
-					return nil, err
-				}
-				ndCache[idx] = m
+			m, err := header(ndCache, ndBase, firstND+uint64(j), "native device code image header", "native image bytes")
+			if err != nil {
+				return nil, err
 			}
-			am.Native[j] = *ndCache[idx]
+			am.Native[j] = NativeImage(*m)
 		}
 	}
 	return f, nil

@@ -59,11 +59,32 @@ func run(argv []string) int {
 	})
 }
 
-var subcommands = []string{"offload-binary", "offload-bundler", "inspect", "offload-embed", "linker-wrapper", "version"}
+// tools are the subcommands that parse their own command line (that of
+// the LLVM tool they stand in for) and return an exit status.
+var tools = []struct {
+	name, usage string
+	run         func(ctx context.Context, args []string) int
+}{
+	{"offload-binary", "pack or extract offload binaries (llvm-offload-binary's command line)",
+		func(_ context.Context, args []string) int { return packager.Main("offcc", args, os.Stdout, os.Stderr) }},
+	{"offload-bundler", "bundle, unbundle or list clang offload bundles (clang-offload-bundler's command line)",
+		func(_ context.Context, args []string) int {
+			return bundler.Main("offcc offload-bundler", args, os.Getenv, os.Stdout, os.Stderr)
+		}},
+	{"inspect", "describe the offload containers in files (--json for tools)",
+		func(_ context.Context, args []string) int { return inspect.Main("offcc", args, os.Stdout, os.Stderr) }},
+	{"offload-embed", "offcc offload-embed -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section",
+		func(_ context.Context, args []string) int { return embedMain(args, os.Stdout, os.Stderr) }},
+	{"linker-wrapper", "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
+		linkerWrapperMain},
+}
 
 func isSubcommand(s string) bool {
-	for _, c := range subcommands {
-		if s == c {
+	if s == "version" {
+		return true
+	}
+	for _, t := range tools {
+		if s == t.name {
 			return true
 		}
 	}
@@ -83,46 +104,6 @@ func runSubcommand(argv []string) int {
 		ErrWriter: os.Stderr,
 		Commands: []*cli.Command{
 			{
-				Name:            "offload-binary",
-				Usage:           "pack or extract offload binaries (llvm-offload-binary's command line)",
-				SkipFlagParsing: true,
-				Action: func(_ context.Context, c *cli.Command) error {
-					return setStatus(packager.Main("offcc", c.Args().Slice(), os.Stdout, os.Stderr))
-				},
-			},
-			{
-				Name:            "offload-bundler",
-				Usage:           "bundle, unbundle or list clang offload bundles (clang-offload-bundler's command line)",
-				SkipFlagParsing: true,
-				Action: func(_ context.Context, c *cli.Command) error {
-					return setStatus(bundler.Main("offcc offload-bundler", c.Args().Slice(), os.Getenv, os.Stdout, os.Stderr))
-				},
-			},
-			{
-				Name:            "inspect",
-				Usage:           "describe the offload containers in files (--json for tools)",
-				SkipFlagParsing: true,
-				Action: func(_ context.Context, c *cli.Command) error {
-					return setStatus(inspect.Main("offcc", c.Args().Slice(), os.Stdout, os.Stderr))
-				},
-			},
-			{
-				Name:            "offload-embed",
-				Usage:           "offcc offload-embed -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section",
-				SkipFlagParsing: true,
-				Action: func(_ context.Context, c *cli.Command) error {
-					return setStatus(embedMain(c.Args().Slice(), os.Stdout, os.Stderr))
-				},
-			},
-			{
-				Name:            "linker-wrapper",
-				Usage:           "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
-				SkipFlagParsing: true,
-				Action: func(ctx context.Context, c *cli.Command) error {
-					return setStatus(linkerWrapperMain(ctx, c.Args().Slice()))
-				},
-			},
-			{
 				Name:  "version",
 				Usage: "print offcc's version",
 				Action: func(context.Context, *cli.Command) error {
@@ -131,6 +112,12 @@ func runSubcommand(argv []string) int {
 				},
 			},
 		},
+	}
+	for _, t := range tools {
+		app.Commands = append(app.Commands, &cli.Command{
+			Name: t.name, Usage: t.usage, SkipFlagParsing: true,
+			Action: func(ctx context.Context, c *cli.Command) error { return setStatus(t.run(ctx, c.Args().Slice())) },
+		})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
