@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/objfile"
+	"github.com/offcc/offcc/target"
 )
 
 // ArchiveOptions configures UnbundleArchive.
@@ -107,7 +108,7 @@ func UnbundleArchive(ar []byte, opts ArchiveOptions) ([][]objfile.Member, error)
 // conflictingBundleIDs applies clang's target-ID conflict check to whole
 // bundle IDs, as CheckHeterogeneousArchive does.
 func conflictingBundleIDs(ids []string) (string, string, bool) {
-	return ConflictingTargetIDs(ids)
+	return target.ConflictingIDs(ids)
 }
 
 // stemExt splits a file name like llvm::sys::path::stem and extension.

@@ -9,20 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
+	"github.com/offcc/offcc/target"
 )
-
-const llvmBin = "/usr/lib/llvm-22/bin"
-
-// realBundler returns the installed clang-offload-bundler, skipping the
-// test when it is absent.
-func realBundler(t testing.TB) string {
-	t.Helper()
-	p := filepath.Join(llvmBin, "clang-offload-bundler")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("clang-offload-bundler not installed: %v", err)
-	}
-	return p
-}
 
 func runTool(t testing.TB, name string, args ...string) string {
 	t.Helper()
@@ -71,7 +61,7 @@ func read(t testing.TB, path string) []byte {
 // TestParseIDMatchesTool bundles many target spellings with the real tool
 // (text bundle, so the stored IDs can be read) and compares with ParseID.
 func TestParseIDMatchesTool(t *testing.T) {
-	b := realBundler(t)
+	b := llvmtest.Tool(t, "clang-offload-bundler")
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "a"), []byte("x"))
 	cases := []string{
@@ -90,7 +80,7 @@ func TestParseIDMatchesTool(t *testing.T) {
 		"openmp-x86_64-cuda-nvidia-", "openmp-nvptx-nvidia-cuda-unknown",
 	}
 	// Every OffloadArch in the table, and some that clang 22 does not know.
-	for a := range offloadArchs {
+	for _, a := range target.OffloadArchs() {
 		cases = append(cases, "openmp-nvptx64-nvidia-cuda--"+a)
 	}
 	for _, a := range []string{"gfx1310", "gfx1300", "gfx1154", "sm_101f", "gfx11-5-generic", "gfx941", "sm_10", "gfx1252", "gfx1260"} {
@@ -170,7 +160,7 @@ func randomTargetSet(r *rand.Rand, n int) []string {
 // -list output for 30 random target sets, with and without -bundle-align,
 // including empty payloads.
 func TestBinaryAndListMatchTool(t *testing.T) {
-	b := realBundler(t)
+	b := llvmtest.Tool(t, "clang-offload-bundler")
 	dir := t.TempDir()
 	r := rand.New(rand.NewSource(1))
 	sets := 0
@@ -222,7 +212,7 @@ func TestBinaryAndListMatchTool(t *testing.T) {
 
 // TestTextMatchesTool compares text bundles for every comment type.
 func TestTextMatchesTool(t *testing.T) {
-	b := realBundler(t)
+	b := llvmtest.Tool(t, "clang-offload-bundler")
 	dir := t.TempDir()
 	targets := "host-x86_64-unknown-linux-gnu,openmp-nvptx64-nvidia-cuda--sm_80,hip-amdgcn-amd-amdhsa--gfx90a"
 	in := []string{
@@ -256,11 +246,11 @@ func TestTextMatchesTool(t *testing.T) {
 
 // TestObjectMatchesTool checks object bundles both ways.
 func TestObjectMatchesTool(t *testing.T) {
-	b := realBundler(t)
+	b := llvmtest.Tool(t, "clang-offload-bundler")
 	dir := t.TempDir()
 	src := write(t, filepath.Join(dir, "h.c"), []byte("int f(void){return 1;}\nint main(void){return f()-1;}\n"))
 	host := filepath.Join(dir, "h.o")
-	runTool(t, filepath.Join(llvmBin, "clang"), "-c", src, "-o", host)
+	runTool(t, llvmtest.Clang(t), "-c", src, "-o", host)
 	d1 := write(t, filepath.Join(dir, "d1"), []byte("DEVICE1"))
 	d2 := write(t, filepath.Join(dir, "d2"), []byte("dev2\n"))
 	targets := "host-x86_64-unknown-linux-gnu,openmp-nvptx64-nvidia-cuda--sm_80,hip-amdgcn-amd-amdhsa--gfx90a:xnack+"
@@ -274,7 +264,7 @@ func TestObjectMatchesTool(t *testing.T) {
 		}
 		// Section headers of the bundle sections as llvm-readelf shows them.
 		var lines []string
-		for _, l := range strings.Split(runTool(t, filepath.Join(llvmBin, "llvm-readelf"), "-S", "-W", f), "\n") {
+		for _, l := range strings.Split(runTool(t, llvmtest.Tool(t, "llvm-readelf"), "-S", "-W", f), "\n") {
 			if i := strings.Index(l, Magic); i >= 0 {
 				fs := strings.Fields(l[i:])
 				lines = append(lines, fs[0]+" "+fs[1]+" "+strings.Join(fs[4:], " "))
@@ -304,21 +294,21 @@ func TestObjectMatchesTool(t *testing.T) {
 			}
 		}
 		rd := func(p string) string {
-			s := runTool(t, filepath.Join(llvmBin, "llvm-readelf"), "-s", "-r", "-W", p)
+			s := runTool(t, llvmtest.Tool(t, "llvm-readelf"), "-s", "-r", "-W", p)
 			return strings.ReplaceAll(s, p, "F")
 		}
 		if a, c := rd(filepath.Join(dir, "clangh.o")), rd(filepath.Join(dir, "offcch.o")); a != c {
 			t.Errorf("host object from %s: offcc's differs from clang's:\n%s\n---\n%s", filepath.Base(f), c, a)
 		}
 		prog := filepath.Join(dir, "prog")
-		runTool(t, filepath.Join(llvmBin, "clang"), filepath.Join(dir, "offcch.o"), "-o", prog)
+		runTool(t, llvmtest.Clang(t), filepath.Join(dir, "offcch.o"), "-o", prog)
 		runTool(t, prog)
 	}
 }
 
 func readelfBundleFlags(t *testing.T, f string) string {
 	var out []string
-	for _, l := range strings.Split(runTool(t, filepath.Join(llvmBin, "llvm-readelf"), "-S", "-W", f), "\n") {
+	for _, l := range strings.Split(runTool(t, llvmtest.Tool(t, "llvm-readelf"), "-S", "-W", f), "\n") {
 		if i := strings.Index(l, Magic); i >= 0 {
 			fs := strings.Fields(l[i:])
 			// name type address offset size es flags lk inf al
@@ -331,11 +321,11 @@ func readelfBundleFlags(t *testing.T, f string) string {
 // TestArchiveMatchesTool unbundles an archive of object bundles with both
 // tools and compares the output archives byte for byte.
 func TestArchiveMatchesTool(t *testing.T) {
-	b := realBundler(t)
+	b := llvmtest.Tool(t, "clang-offload-bundler")
 	dir := t.TempDir()
 	src := write(t, filepath.Join(dir, "h.c"), []byte("int f(void){return 1;}\n"))
 	host := filepath.Join(dir, "h.o")
-	runTool(t, filepath.Join(llvmBin, "clang"), "-c", src, "-o", host)
+	runTool(t, llvmtest.Clang(t), "-c", src, "-o", host)
 	d1 := write(t, filepath.Join(dir, "d1"), []byte("DEVICE1"))
 	d2 := write(t, filepath.Join(dir, "d2"), []byte("dev2\n"))
 	lib1, lib2 := filepath.Join(dir, "lib1.o"), filepath.Join(dir, "lib2.o")
@@ -344,7 +334,7 @@ func TestArchiveMatchesTool(t *testing.T) {
 	lib3 := filepath.Join(dir, "lib3.bc")
 	runTool(t, b, "-type=bc", "-targets=host-x86_64-unknown-linux-gnu,openmp-nvptx64-nvidia-cuda--sm_80", "-input="+d1, "-input="+d2, "-output="+lib3)
 	ar := filepath.Join(dir, "lib.a")
-	runTool(t, filepath.Join(llvmBin, "llvm-ar"), "rc", ar, lib1, lib2, lib3)
+	runTool(t, llvmtest.Tool(t, "llvm-ar"), "rc", ar, lib1, lib2, lib3)
 	for _, extra := range [][]string{nil, {"-check-input-archive"}, {"-allow-missing-bundles"}} {
 		targets := "hip-amdgcn-amd-amdhsa--gfx90a:xnack+,openmp-nvptx64-nvidia-cuda--sm_80"
 		if len(extra) > 0 && extra[0] == "-allow-missing-bundles" {
@@ -370,7 +360,7 @@ func TestArchiveMatchesTool(t *testing.T) {
 
 // TestErrorsMatchTool compares error messages for bad command lines.
 func TestErrorsMatchTool(t *testing.T) {
-	b := realBundler(t)
+	b := llvmtest.Tool(t, "clang-offload-bundler")
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "a"), []byte("x"))
 	bundle := filepath.Join(dir, "b.bc")

@@ -6,16 +6,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/offcc/offcc/internal/llvmtest"
 	"github.com/offcc/offcc/objfile"
 )
 
 // toolSeeds returns bundles written by the real clang-offload-bundler
-// (binary, text, object and an archive), or nil when it is absent.
+// (binary, text, object and an archive), or nil when it is absent; under
+// OFFCC_REQUIRE_LLVM=1 (CI) its absence fails the fuzz target.
 func toolSeeds(f *testing.F) [][]byte {
-	b := filepath.Join(llvmBin, "clang-offload-bundler")
-	if _, err := os.Stat(b); err != nil {
+	if _, err := os.Stat(filepath.Join(llvmtest.Bin, "clang-offload-bundler")); err != nil && !llvmtest.Required() {
 		return nil
 	}
+	b := llvmtest.Tool(f, "clang-offload-bundler")
 	dir := f.TempDir()
 	h := write(f, filepath.Join(dir, "h"), []byte("int host;\n"))
 	d := write(f, filepath.Join(dir, "d"), []byte("device"))
@@ -28,7 +30,7 @@ func toolSeeds(f *testing.F) [][]byte {
 	}
 	src := write(f, filepath.Join(dir, "x.c"), []byte("int x(void){return 0;}\n"))
 	obj := filepath.Join(dir, "x.o")
-	runTool(f, filepath.Join(llvmBin, "clang"), "-c", src, "-o", obj)
+	runTool(f, llvmtest.Clang(f), "-c", src, "-o", obj)
 	fat := filepath.Join(dir, "fat.o")
 	runTool(f, b, "-type=o", targets, "-input="+obj, "-input="+d, "-input="+d, "-output="+fat)
 	out = append(out, read(f, fat))

@@ -3,6 +3,8 @@ package bundler
 import (
 	"fmt"
 	"strings"
+
+	"github.com/offcc/offcc/target"
 )
 
 // ID is a bundle entry ID, <kind>-<triple>-<target ID>, in the form clang 22
@@ -40,16 +42,16 @@ func parseIDLoose(s string) (id ID, raw string, ok bool) {
 	}
 	if len(parts) == 6 {
 		proc, _, _ := strings.Cut(parts[5], ":")
-		if proc != "" && IsOffloadArch(proc) {
+		if proc != "" && target.IsOffloadArch(proc) {
 			id.TargetID = parts[5]
 		}
 	}
 	id.Kind = parts[0]
 	raw = strings.Join(parts[1:5], "-")
-	if parseOS(parts[3]) == "amdhsa" {
-		id.Triple = normalizeTriple(raw, 3) + "-"
+	if target.ParseOS(parts[3]) == "amdhsa" {
+		id.Triple = target.NormalizeForm(raw, 3) + "-"
 	} else {
-		id.Triple = normalizeTriple(raw, 4)
+		id.Triple = target.NormalizeForm(raw, 4)
 	}
 	return id, raw, true
 }
@@ -71,7 +73,7 @@ func ParseID(s string) (ID, error) {
 		return ID{}, fmt.Errorf("%s", errTargetFormat)
 	}
 	kindOK := validKind(id.Kind)
-	tripleOK := raw != "" && parseArch(strings.SplitN(raw, "-", 2)[0]) != ""
+	tripleOK := raw != "" && target.KnownArch(target.ArchName(raw))
 	if !kindOK || !tripleOK {
 		msg := fmt.Sprintf("invalid target '%s'", s)
 		if !kindOK {
@@ -102,29 +104,29 @@ func kindCompatible(k, t string, hipOpenMP bool) bool {
 }
 
 // Compatible reports whether a code object with bundle ID code may be
-// extracted for the requested target, by clang's isCodeObjectCompatible:
-// same ID; or compatible kinds (hip and hipv4 always, with openmp when
-// hipOpenMP), equal triples (compared as llvm::Triple values), the same
-// processor, no more features than the target and each of them with the
-// same sign in the target.
-func Compatible(code, target ID, hipOpenMP bool) bool {
-	tc, tt := parseTripleKey(code.Triple), parseTripleKey(target.Triple)
-	if code.Kind == target.Kind && tc == tt && code.TargetID == target.TargetID {
+// extracted for the requested target tgt, by clang's
+// isCodeObjectCompatible: same ID; or compatible kinds (hip and hipv4
+// always, with openmp when hipOpenMP), equal triples (compared as
+// llvm::Triple values, target.Equal), the same processor, no more features
+// than tgt and each of them with the same sign in tgt.
+func Compatible(code, tgt ID, hipOpenMP bool) bool {
+	sameTriple := target.Equal(code.Triple, tgt.Triple)
+	if code.Kind == tgt.Kind && sameTriple && code.TargetID == tgt.TargetID {
 		return true
 	}
-	if !kindCompatible(code.Kind, target.Kind, hipOpenMP) || tc != tt {
+	if !kindCompatible(code.Kind, tgt.Kind, hipOpenMP) || !sameTriple {
 		return false
 	}
-	cp, cf, ok1 := ParseTargetID(code.TargetID)
-	tp, tf, ok2 := ParseTargetID(target.TargetID)
-	if !ok1 || !ok2 || cp != tp {
+	c, err1 := target.ParseID(code.TargetID)
+	t, err2 := target.ParseID(tgt.TargetID)
+	if err1 != nil || err2 != nil || c.Processor != t.Processor {
 		return false
 	}
-	if len(cf) > len(tf) {
+	if len(c.Features) > len(t.Features) {
 		return false
 	}
-	for name, on := range cf {
-		if v, ok := tf[name]; !ok || v != on {
+	for _, f := range c.Features {
+		if on, ok := t.Lookup(f.Name); !ok || on != f.On {
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/offcc/offcc/bundler/ccob"
 	"github.com/offcc/offcc/internal/mmapfile"
 	"github.com/offcc/offcc/objfile"
+	"github.com/offcc/offcc/target"
 )
 
 // config is the parsed command line and environment.
@@ -353,7 +354,7 @@ func checkTargets(targets []string, unbundle bool) (ids []string, hostIndex int,
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if a, b, bad := ConflictingTargetIDs(byTriple[k]); bad {
+		if a, b, bad := target.ConflictingIDs(byTriple[k]); bad {
 			return nil, 0, false, errorf("Cannot bundle inputs with conflicting targets: '%s-%s' and '%s-%s'", k, a, k, b)
 		}
 	}
@@ -500,25 +501,25 @@ func unbundleFile(c *config, ids []string, hostIndex int, out *outputs, verbose 
 			return errorf("invalid bundle id read from the bundle")
 		}
 		code, _, _ := parseIDLoose(e.ID)
-		target := ""
+		match := ""
 		for _, k := range wl.order() {
 			t, _, _ := parseIDLoose(k)
 			if Compatible(code, t, c.hipOpenMP) {
-				target = k
+				match = k
 				break
 			}
 		}
-		if target == "" {
+		if match == "" {
 			continue
 		}
 		payload, err := entryPayload(data, e)
 		if err != nil {
 			return fmt.Errorf("%s: %v", c.inputs[0], err)
 		}
-		if err := out.write(wl.outputs[target], func(w io.Writer) error { _, err := w.Write(payload); return err }); err != nil {
+		if err := out.write(wl.outputs[match], func(w io.Writer) error { _, err := w.Write(payload); return err }); err != nil {
 			return err
 		}
-		wl.erase(target)
+		wl.erase(match)
 		if code.IsHost() {
 			foundHost = true
 		}

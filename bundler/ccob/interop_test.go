@@ -8,25 +8,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// bundlerPath is LLVM 22's clang-offload-bundler, the ground truth.
-const bundlerPath = "/usr/lib/llvm-22/bin/clang-offload-bundler"
+	"github.com/offcc/offcc/internal/llvmtest"
+)
 
 const interopTargets = "host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx90a"
 
-func needBundler(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(bundlerPath); err != nil {
-		t.Skipf("clang-offload-bundler not installed: %v", err)
-	}
-}
-
-// runBundler runs the tool with a clean OFFLOAD_BUNDLER_* environment plus
-// extra variables, and returns its stdout and stderr.
+// runBundler runs LLVM 22's clang-offload-bundler, the ground truth, with a
+// clean OFFLOAD_BUNDLER_* environment plus extra variables, and returns its
+// stdout and stderr. Without the tool the test is skipped (failed under
+// OFFCC_REQUIRE_LLVM=1).
 func runBundler(t *testing.T, extraEnv []string, args ...string) (string, string) {
 	t.Helper()
-	cmd := exec.Command(bundlerPath, args...)
+	cmd := exec.Command(llvmtest.Tool(t, "clang-offload-bundler"), args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OFFLOAD_BUNDLER_") && !strings.HasPrefix(kv, "COMPRESSED_BUNDLE_FORMAT_VERSION=") {
 			cmd.Env = append(cmd.Env, kv)
@@ -106,7 +100,6 @@ func compareReports(t *testing.T, what, tool, ours string) {
 // TestInteropToolCompressed decompresses the tool's v3 and v2 output and
 // compares the result and the -verbose report with the tool's.
 func TestInteropToolCompressed(t *testing.T) {
-	needBundler(t)
 	dir, _, _, plain := interopInputs(t)
 	var envs [][]byte
 	for _, c := range []struct {
@@ -199,7 +192,6 @@ func compareReportsKeys(t *testing.T, what, tool, ours string) {
 // TestInteropOurCompressed has the tool list and unbundle envelopes we wrote
 // (v2 and v3, zstd and zlib, and hand-built v1).
 func TestInteropOurCompressed(t *testing.T) {
-	needBundler(t)
 	dir, host, dev, plain := interopInputs(t)
 	type variant struct {
 		name string

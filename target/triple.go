@@ -1,10 +1,13 @@
-package bundler
+package target
 
-import "strings"
+import (
+	"runtime"
+	"strings"
+)
 
-// This file models the parts of llvm::Triple that bundle IDs depend on:
-// parsing each component to its canonical kind and Triple::normalize's
-// reordering. Tables are LLVM 22's; a name missing from them parses as
+// This file models the parts of llvm::Triple that offcc depends on: parsing
+// each component to its canonical kind, Triple::normalize's reordering and
+// Triple equality. Tables are LLVM 22's; a name missing from them parses as
 // unknown, as in LLVM.
 
 var archNames = map[string]string{
@@ -81,6 +84,12 @@ var osPrefixes = []string{
 	"emscripten", "shadermodel", "liteos", "serenity", "vulkan", "firmware", "qurt", "chipstar",
 }
 
+// ParseOS returns the OS a triple's OS component names, as LLVM 22's
+// Triple::getOSTypeName spells it ("linux", "amdhsa", "cuda", "windows" for
+// "win32...", "macosx" for "macos..."), or "" when LLVM does not recognise
+// it. Components are matched by prefix, so "linux6.1" is "linux".
+func ParseOS(component string) string { return parseOS(component) }
+
 func parseOS(s string) string {
 	for _, p := range osPrefixes {
 		if strings.HasPrefix(s, p) {
@@ -128,10 +137,25 @@ func parseFormat(s string) string {
 	return ""
 }
 
-// normalizeTriple is llvm::Triple::normalize(s, form) with form the number
-// of components to keep (3 or 4), for the component reordering, empty
-// component and Windows rules that bundle IDs meet.
-func normalizeTriple(s string, form int) string {
+// Normalize is llvm::Triple::normalize(triple) with CanonicalForm::ANY:
+// components are moved to arch-vendor-os-environment(-format) order, empty
+// ones become "unknown", MinGW, Cygwin and Windows triples get their
+// canonical OS and environment, and the result has as many components as
+// that leaves ("x86_64-linux-gnu" is "x86_64-unknown-linux-gnu",
+// "x86_64--linux" is "x86_64-unknown-linux", "amdgcn-amd-amdhsa" is
+// unchanged).
+func Normalize(triple string) string { return normalize(triple, 0) }
+
+// NormalizeForm is Normalize with the result cut, or padded with
+// "unknown", to the given number of components, as llvm::Triple::normalize
+// does for CanonicalForm::THREE_IDENT, FOUR_IDENT and FIVE_IDENT (3, 4 and
+// 5). Bundle IDs use 3 and 4. A count of 0 or less gives Normalize's
+// result.
+func NormalizeForm(triple string, components int) string { return normalize(triple, components) }
+
+// normalize is llvm::Triple::normalize(s, form), with form the number of
+// components to keep, or 0 or less for CanonicalForm::ANY.
+func normalize(s string, form int) string {
 	comps := strings.Split(s, "-")
 	get := func(i int) string {
 		if i < len(comps) {
@@ -270,16 +294,30 @@ func normalizeTriple(s string, form int) string {
 			comps[4] = format
 		}
 	}
-	resize(form)
+	if form > 0 {
+		resize(form)
+	}
 	return strings.Join(comps, "-")
 }
+
+// Equal reports whether triples a and b are equal as llvm::Triple values:
+// each is parsed in place, without reordering, as llvm::Triple's
+// constructor does (split on '-' at most three times), and their canonical
+// arch, vendor, OS, environment and object format (LLVM's default format
+// for the arch and OS when none is given) are compared. So
+// "x86_64-unknown-linux-gnu" equals "amd64-unknown-linux-gnu" and
+// "x86_64-unknown-linux-gnu-elf", and "x86_64-linux-gnu" differs from
+// "x86_64-unknown-linux-gnu". Unlike LLVM it does not compare ARM
+// sub-architectures, and it reads an object format from the fourth
+// component only when that is not an environment.
+func Equal(a, b string) bool { return parseTripleKey(a) == parseTripleKey(b) }
 
 // tripleKey is the parsed form of a triple that llvm::Triple's equality
 // compares: canonical arch, vendor, OS, environment and object format.
 type tripleKey struct{ arch, vendor, os, env, format string }
 
-// parseTripleKey parses the four components of a bundle ID's triple in
-// place (no reordering), as llvm::Triple's four-component constructor does.
+// parseTripleKey parses the four components of a triple in place (no
+// reordering), as llvm::Triple's constructor does.
 func parseTripleKey(t string) tripleKey {
 	c := strings.SplitN(t, "-", 4)
 	for len(c) < 4 {
@@ -314,4 +352,63 @@ func defaultFormat(arch, os string) string {
 		return "dxcontainer"
 	}
 	return "elf"
+}
+
+// KnownArch reports whether LLVM 22 recognises component as an architecture
+// ("x86_64", "amd64", "armv7a", "spirv64v1.3"), as the first component of a
+// triple.
+func KnownArch(component string) bool { return parseArch(component) != "" }
+
+// ArchName returns the first component of triple as written ("amdgcn" for
+// "amdgcn-amd-amdhsa"), like llvm::Triple::getArchName.
+func ArchName(triple string) string {
+	a, _, _ := strings.Cut(triple, "-")
+	return a
+}
+
+// IsAMDGPU reports whether triple's architecture is amdgcn or r600, like
+// llvm::Triple::isAMDGPU.
+func IsAMDGPU(triple string) bool {
+	a := parseArch(ArchName(triple))
+	return a == "amdgcn" || a == "r600"
+}
+
+// IsNVPTX reports whether triple's architecture is nvptx or nvptx64, like
+// llvm::Triple::isNVPTX.
+func IsNVPTX(triple string) bool {
+	a := parseArch(ArchName(triple))
+	return a == "nvptx" || a == "nvptx64"
+}
+
+// IsSPIRV reports whether triple's architecture is SPIR-V (spirv, spirv32
+// or spirv64, with or without a version such as "spirv64v1.3"), like
+// llvm::Triple::isSPIRV. SPIR (spir, spir64) is not SPIR-V; see IsSPIR.
+func IsSPIRV(triple string) bool {
+	a := parseArch(ArchName(triple))
+	return a == "spirv" || a == "spirv32" || a == "spirv64"
+}
+
+// IsSPIR reports whether triple's architecture is SPIR (spir or spir64),
+// like llvm::Triple::isSPIR.
+func IsSPIR(triple string) bool {
+	a := parseArch(ArchName(triple))
+	return a == "spir" || a == "spir64"
+}
+
+// IsGPU reports whether triple is a GPU target: SPIR-V, NVPTX or AMDGPU,
+// like llvm::Triple::isGPU.
+func IsGPU(triple string) bool { return IsSPIRV(triple) || IsNVPTX(triple) || IsAMDGPU(triple) }
+
+// DefaultHostTriple returns the host triple offcc assumes when none is
+// given, from the architecture it was built for: "aarch64-unknown-linux-gnu"
+// on arm64, "powerpc64le-unknown-linux-gnu" on ppc64le and
+// "x86_64-pc-linux-gnu" otherwise.
+func DefaultHostTriple() string {
+	switch runtime.GOARCH {
+	case "arm64":
+		return "aarch64-unknown-linux-gnu"
+	case "ppc64le":
+		return "powerpc64le-unknown-linux-gnu"
+	}
+	return "x86_64-pc-linux-gnu"
 }
