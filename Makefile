@@ -14,6 +14,9 @@ OFFLOAD_FLAGS := -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu
 FUZZTIME ?= 5s
 # Timeout of each test binary in `make test`.
 TEST_TIMEOUT ?= 10m
+# 1 makes tests fail, not skip, when an LLVM 22 tool is missing (CI sets it;
+# see internal/llvmtest).
+OFFCC_REQUIRE_LLVM ?=
 
 .PHONY: all build deps demo test vet gotest fuzz e2e bench clean help
 
@@ -51,6 +54,7 @@ gotest:
 	$(GO) build -race -o bin/race/offcc ./cmd/offcc
 	ln -sfn offcc bin/race/offcc++
 	OFFCC=$(CURDIR)/bin/race/offcc GORACE="exitcode=66 halt_on_error=1" \
+		OFFCC_REQUIRE_LLVM=$(OFFCC_REQUIRE_LLVM) \
 		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 fuzz:

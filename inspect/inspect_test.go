@@ -9,22 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/offcc/offcc/internal/llvmtest"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/poclbin"
 	"github.com/offcc/offcc/syclbin"
 )
-
-const llvmBin = "/usr/lib/llvm-22/bin"
-
-// tool returns the path of an LLVM 22 tool, skipping the test without it.
-func tool(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(llvmBin, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
 
 func run(t testing.TB, dir, name string, args ...string) {
 	t.Helper()
@@ -80,9 +69,9 @@ const openmpSource = `int f(int *a, int n) {
 // several bundles with padding) and OpenMP offload (.llvm.offloading),
 // and an archive of them.
 func clangFixtures(t *testing.T) string {
-	clang := tool(t, "clang")
-	lld := tool(t, "ld.lld")
-	ar := tool(t, "llvm-ar")
+	clang := llvmtest.Clang(t)
+	lld := llvmtest.Tool(t, "ld.lld")
+	ar := llvmtest.Tool(t, "llvm-ar")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "k.hip"), []byte(hipSource), 0o644)
 	os.WriteFile(filepath.Join(dir, "omp.c"), []byte(openmpSource), 0o644)
@@ -158,8 +147,8 @@ func TestClangObjects(t *testing.T) {
 }
 
 func TestBundlerOutputs(t *testing.T) {
-	bundler := tool(t, "clang-offload-bundler")
-	clang := tool(t, "clang")
+	bundler := llvmtest.Tool(t, "clang-offload-bundler")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "host.c"), []byte("int host(void) { return 1; }\n"), 0o644)
 	run(t, dir, clang, "-c", "host.c", "-o", "host.o")

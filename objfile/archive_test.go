@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 // archiveInputs compiles three objects in dir, with short and long (> 15
 // byte) names, and returns their names and the symbols each defines.
 func archiveInputs(t *testing.T, dir string) (names []string, defs map[string]string) {
 	t.Helper()
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	srcs := []struct{ name, src string }{
 		{"a.o", "int alpha(void){return 1;}\nint alpha_data = 5;\n"},
 		{"a_rather_long_member_name.o", "int beta(void);\nint gamma_fn(void){return beta()+1;}\n__attribute__((weak)) int weak_one(void){return 2;}\n"},
@@ -52,7 +54,7 @@ func checkSymbolIndex(t *testing.T, a *Archive, defs map[string]string) {
 }
 
 func TestParseArchiveLLVMAr(t *testing.T) {
-	ar := tool(t, "llvm-ar")
+	ar := llvmtest.Tool(t, "llvm-ar")
 	dir := t.TempDir()
 	names, defs := archiveInputs(t, dir)
 	for _, format := range []string{"gnu", "bsd", "gnu64"} {
@@ -118,7 +120,7 @@ func mapsEqual(a, b map[string]int) bool {
 }
 
 func TestParseArchiveGNUAr(t *testing.T) {
-	tool(t, "clang")
+	llvmtest.Clang(t)
 	gar := "/usr/bin/ar"
 	if _, err := os.Stat(gar); err != nil {
 		t.Skip("GNU ar not installed")
@@ -139,7 +141,7 @@ func TestParseArchiveGNUAr(t *testing.T) {
 }
 
 func TestParseArchiveThin(t *testing.T) {
-	ar := tool(t, "llvm-ar")
+	ar := llvmtest.Tool(t, "llvm-ar")
 	dir := t.TempDir()
 	names, _ := archiveInputs(t, dir)
 	run(t, dir, ar, append([]string{"rcs", "--thin", "thin.a"}, names...)...)
@@ -153,8 +155,8 @@ func TestParseArchiveThin(t *testing.T) {
 }
 
 func TestWriteArchive(t *testing.T) {
-	ar := tool(t, "llvm-ar")
-	clang := tool(t, "clang")
+	ar := llvmtest.Tool(t, "llvm-ar")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	names, defs := archiveInputs(t, dir)
 	var members []Member
@@ -184,7 +186,7 @@ func TestWriteArchive(t *testing.T) {
 		}
 	}
 	// llvm-nm reads the symbol table.
-	armap := run(t, dir, tool(t, "llvm-nm"), "--print-armap", lib)
+	armap := run(t, dir, llvmtest.Tool(t, "llvm-nm"), "--print-armap", lib)
 	for sym, m := range defs {
 		if !strings.Contains(armap, sym+" in "+m) {
 			t.Errorf("llvm-nm --print-armap lacks %q in %s:\n%s", sym, m, armap)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 func offloadSection(data []byte) NewSection {
@@ -17,7 +19,7 @@ func offloadSection(data []byte) NewSection {
 }
 
 func TestSectionsOfTypeMatchesObjcopy(t *testing.T) {
-	objcopy := tool(t, "llvm-objcopy")
+	objcopy := llvmtest.Tool(t, "llvm-objcopy")
 	dir := t.TempDir()
 	full, _ := offloadObjects(t, dir)
 	run(t, dir, objcopy, "--dump-section=.llvm.offloading=dump.bin", full)
@@ -47,7 +49,7 @@ func TestSectionsOfTypeMatchesObjcopy(t *testing.T) {
 // readelfSection returns the llvm-readelf -S line of the named section.
 func readelfSection(t *testing.T, path, name string) string {
 	t.Helper()
-	out := run(t, "", tool(t, "llvm-readelf"), "-S", "-W", path)
+	out := run(t, "", llvmtest.Tool(t, "llvm-readelf"), "-S", "-W", path)
 	for _, l := range strings.Split(out, "\n") {
 		if f := strings.Fields(strings.TrimSpace(l[min(len(l), strings.Index(l, "]")+1):])); len(f) > 0 && f[0] == name {
 			return l
@@ -61,7 +63,7 @@ func readelfSection(t *testing.T, path, name string) string {
 // line naming the file.
 func objdumpOffloading(t *testing.T, path string) string {
 	t.Helper()
-	out := run(t, "", tool(t, "llvm-objdump"), "--offloading", path)
+	out := run(t, "", llvmtest.Tool(t, "llvm-objdump"), "--offloading", path)
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "file format") {
@@ -76,12 +78,12 @@ func objdumpOffloading(t *testing.T, path string) string {
 // named section and the section header count/offset lines.
 func readelfDump(t *testing.T, path string, args ...string) string {
 	t.Helper()
-	out := run(t, "", tool(t, "llvm-readelf"), append(args, path)...)
+	out := run(t, "", llvmtest.Tool(t, "llvm-readelf"), append(args, path)...)
 	return strings.ReplaceAll(out, path, "FILE")
 }
 
 func TestAddSectionOffloading(t *testing.T) {
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	full, host := offloadObjects(t, dir)
 	fullObj, hostObj := readFile(t, full), readFile(t, host)
@@ -145,7 +147,7 @@ func TestAddSectionOffloading(t *testing.T) {
 	// here) and ld.lld.
 	for _, ld := range []string{"bfd", "lld"} {
 		exe := filepath.Join(dir, "plain-"+ld)
-		run(t, dir, clang, "-fuse-ld="+ld, added, "-o", exe, "-fopenmp", "-L"+llvmBin+"/../lib", "-lomptarget")
+		run(t, dir, clang, "-fuse-ld="+ld, added, "-o", exe, "-fopenmp", "-L"+llvmtest.Lib, "-lomptarget")
 		if s, err := SectionsOfType(readFile(t, exe), SHTLLVMOffloading); err != nil || len(s) != 0 {
 			t.Errorf("%s link kept %d offloading sections (%v)", ld, len(s), err)
 		}
@@ -157,7 +159,7 @@ func TestAddSectionOffloading(t *testing.T) {
 
 	// The offload link through clang-linker-wrapper builds the device image
 	// from the embedded section, and the program runs.
-	tool(t, "clang-linker-wrapper")
+	llvmtest.Tool(t, "clang-linker-wrapper")
 	exe := filepath.Join(dir, "offload")
 	run(t, dir, clang, "-fopenmp", "-fopenmp-targets="+offloadTriple, added, "-o", exe)
 	if s, _ := SectionsOfType(readFile(t, exe), 1); len(s) == 0 {
@@ -206,7 +208,7 @@ func sameSectionContents(before, after []byte) error {
 }
 
 func TestAddSectionPlainObjectAndNameReuse(t *testing.T) {
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "p.c"), []byte("int f(void){return 1;}\nint main(void){return f()-1;}\n"))
 	run(t, dir, clang, "-c", "p.c", "-o", "p.o")
@@ -248,7 +250,7 @@ func TestAddSectionPlainObjectAndNameReuse(t *testing.T) {
 	p := filepath.Join(dir, "p2.o")
 	writeFile(t, p, out3)
 	run(t, dir, clang, p, "-o", filepath.Join(dir, "p.exe"))
-	run(t, dir, tool(t, "ld.lld"), "-r", p, "-o", filepath.Join(dir, "r.o"))
+	run(t, dir, llvmtest.Tool(t, "ld.lld"), "-r", p, "-o", filepath.Join(dir, "r.o"))
 	// Odd alignment and Align 0.
 	if _, err := AddSection(obj, NewSection{Name: "x", Align: 3}); err == nil {
 		t.Error("AddSection accepted alignment 3")
@@ -262,7 +264,7 @@ func TestAddSectionPlainObjectAndNameReuse(t *testing.T) {
 }
 
 func TestAddSectionRejectsNonRelocatable(t *testing.T) {
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "m.c"), []byte("int main(void){return 0;}\n"))
 	run(t, dir, clang, "m.c", "-o", "m.exe")
@@ -300,7 +302,7 @@ func sectionCount(t *testing.T, obj []byte) uint64 {
 }
 
 func TestAddSectionManySections(t *testing.T) {
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	if testing.Short() {
 		t.Skip("slow in -short mode")
 	}
@@ -349,7 +351,7 @@ func TestAddSectionManySections(t *testing.T) {
 			}
 			path := filepath.Join(dir, c.name+"-added.o")
 			writeFile(t, path, out)
-			hdr := run(t, "", tool(t, "llvm-readelf"), "-h", path)
+			hdr := run(t, "", llvmtest.Tool(t, "llvm-readelf"), "-h", path)
 			if !strings.Contains(hdr, fmt.Sprint(c.shnum+1)) {
 				t.Errorf("llvm-readelf -h does not report %d sections:\n%s", c.shnum+1, hdr)
 			}
@@ -365,8 +367,8 @@ func TestAddSectionManySections(t *testing.T) {
 			if err != nil || len(def) != c.shnum-extra {
 				t.Errorf("Symbols: %d defined, %v", len(def), err)
 			}
-			run(t, dir, tool(t, "ld.lld"), "-r", path, "-o", filepath.Join(dir, c.name+"-r.o"))
-			run(t, dir, tool(t, "llvm-objcopy"), "--dump-section=.llvm.offloading="+c.name+".bin", path)
+			run(t, dir, llvmtest.Tool(t, "ld.lld"), "-r", path, "-o", filepath.Join(dir, c.name+"-r.o"))
+			run(t, dir, llvmtest.Tool(t, "llvm-objcopy"), "--dump-section=.llvm.offloading="+c.name+".bin", path)
 			if d := readFile(t, filepath.Join(dir, c.name+".bin")); !bytes.Equal(d, image) {
 				t.Error("llvm-objcopy dumps different contents")
 			}
@@ -375,8 +377,8 @@ func TestAddSectionManySections(t *testing.T) {
 }
 
 func TestSymbolsMatchNm(t *testing.T) {
-	clang := tool(t, "clang")
-	nm := tool(t, "llvm-nm")
+	clang := llvmtest.Clang(t)
+	nm := llvmtest.Tool(t, "llvm-nm")
 	dir := t.TempDir()
 	src := `
 int common_var;
@@ -509,7 +511,7 @@ func smallObject(t *testing.T, dir string) []byte {
 	if b, err := os.ReadFile("testdata/small.o"); err == nil {
 		return b
 	}
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	writeFile(t, filepath.Join(dir, "small.c"), []byte("int x = 1; int f(void){return x;}\n"))
 	run(t, dir, clang, "-c", "small.c", "-o", "small.o")
 	return readFile(t, filepath.Join(dir, "small.o"))

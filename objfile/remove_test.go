@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 const bundlePrefix = "__CLANG_OFFLOAD_BUNDLE__"
@@ -28,7 +30,7 @@ func sectionNames(t *testing.T, obj []byte) []string {
 // readelfClean runs llvm-readelf on path and fails on any warning.
 func readelfClean(t *testing.T, path string) {
 	t.Helper()
-	out, err := runErr("", tool(t, "llvm-readelf"), "-S", "-s", "-r", "-g", "-W", path)
+	out, err := runErr("", llvmtest.Tool(t, "llvm-readelf"), "-S", "-s", "-r", "-g", "-W", path)
 	if err != nil || strings.Contains(out, "warning") {
 		t.Fatalf("llvm-readelf %s: %v\n%s", path, err, out)
 	}
@@ -38,8 +40,8 @@ func readelfClean(t *testing.T, path string) {
 // with llvm-objcopy --dump-section, removes them again and links and runs
 // the result.
 func TestAddSectionsThenRemove(t *testing.T) {
-	clang := tool(t, "clang")
-	objcopy := tool(t, "llvm-objcopy")
+	clang := llvmtest.Clang(t)
+	objcopy := llvmtest.Tool(t, "llvm-objcopy")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "m.c"), []byte("static int x = 41; int f(void){return x;}\nint main(void){return f()==41?0:1;}\n"))
 	run(t, dir, clang, "-ffunction-sections", "-c", "m.c", "-o", "m.o")
@@ -109,7 +111,7 @@ func TestAddSectionsThenRemove(t *testing.T) {
 // TestRemoveSectionsOffloadObject removes the .llvm.offloading section of a
 // real OpenMP object, removing its relocations too if any, and links it.
 func TestRemoveSectionsOffloadObject(t *testing.T) {
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	_, host := offloadObjects(t, dir)
 	obj := readFile(t, host)
@@ -133,7 +135,7 @@ func TestRemoveSectionsOffloadObject(t *testing.T) {
 // TestRemoveSectionsComdat checks group renumbering on a C++ object with
 // COMDAT groups and links and runs the result.
 func TestRemoveSectionsComdat(t *testing.T) {
-	clangxx := tool(t, "clang++")
+	clangxx := llvmtest.Tool(t, "clang++")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.cc"), []byte("template<class T> T g(T x){return x+1;}\ninline int h(int x){return g(x)*2;}\nint main(){return h(20)==42?0:1;}\n"))
 	run(t, dir, clangxx, "-c", "c.cc", "-o", "c.o")

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 // TestSectionsMatchesReadelf compares Sections with llvm-readelf -S on an
 // offload object: names, types, flags, offsets and sizes, in header order.
 func TestSectionsMatchesReadelf(t *testing.T) {
-	readelf := tool(t, "llvm-readelf")
+	readelf := llvmtest.Tool(t, "llvm-readelf")
 	dir := t.TempDir()
 	full, _ := offloadObjects(t, dir)
 	obj := readFile(t, full)

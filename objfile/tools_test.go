@@ -6,23 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
-
-const llvmBin = "/usr/lib/llvm-22/bin"
-
-// tool returns the path of an LLVM tool, skipping the test when clang (and so
-// the LLVM 22 toolchain) is absent.
-func tool(t testing.TB, name string) string {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(llvmBin, "clang")); err != nil {
-		t.Skipf("LLVM 22 toolchain not installed: %v", err)
-	}
-	p := filepath.Join(llvmBin, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
 
 // run runs a command in dir and returns its standard output, failing the
 // test on error.
@@ -81,7 +67,7 @@ const offloadTriple = "x86_64-pc-linux-gnu"
 // of the same file without it.
 func offloadObjects(t testing.TB, dir string) (full, host string) {
 	t.Helper()
-	clang := tool(t, "clang")
+	clang := llvmtest.Clang(t)
 	writeFile(t, filepath.Join(dir, "off.c"), []byte(offloadSrc))
 	run(t, dir, clang, "-fopenmp", "-fopenmp-targets="+offloadTriple, "-c", "off.c", "-o", "full.o")
 	run(t, dir, clang, "-fopenmp", "-fopenmp-targets="+offloadTriple, "--offload-host-only", "-c", "off.c", "-o", "host.o")

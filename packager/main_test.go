@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 func runMain(t *testing.T, args ...string) (int, string, string) {
@@ -63,7 +65,7 @@ var extractSpecs = [][]string{
 // TestMainRoundTrip packs with Main and with llvm-offload-binary, then
 // extracts each result with both tools and compares every written file.
 func TestMainRoundTrip(t *testing.T) {
-	tool := llvmTool(t, "llvm-offload-binary")
+	tool := llvmtest.Tool(t, "llvm-offload-binary")
 	base := t.TempDir()
 	writeFiles(t, base, roundTripFiles)
 	chdir(t, base)
@@ -115,8 +117,8 @@ func TestMainRoundTrip(t *testing.T) {
 // TestMainContainers extracts from an ELF object made by clang
 // -fembed-offload-object and from an ar archive holding it.
 func TestMainContainers(t *testing.T) {
-	clang := llvmTool(t, "clang")
-	ar := llvmTool(t, "llvm-ar")
+	clang := llvmtest.Clang(t)
+	ar := llvmtest.Tool(t, "llvm-ar")
 	dir := t.TempDir()
 	writeFiles(t, dir, roundTripFiles)
 	writeFiles(t, dir, map[string]string{"h.c": "int host;\n"})
@@ -203,8 +205,8 @@ func TestMainErrors(t *testing.T) {
 // ELF members with and without global symbols (x86-64 and amdgcn), raw
 // members, odd sizes, long and path member names.
 func TestMainArchive(t *testing.T) {
-	tool := llvmTool(t, "llvm-offload-binary")
-	clang := llvmTool(t, "clang")
+	tool := llvmtest.Tool(t, "llvm-offload-binary")
+	clang := llvmtest.Clang(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"d.c": "int foo(void){return 1;} int bar; static int s; int ab; extern int u; int use(void){return u;}\n",

@@ -13,19 +13,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
-
-const llvmBin = "/usr/lib/llvm-22/bin"
-
-// llvmTool returns the path of an LLVM 22 tool or skips the test.
-func llvmTool(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(llvmBin, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not installed", p)
-	}
-	return p
-}
 
 // runIn runs cmd in dir and fails the test on error.
 func runIn(t testing.TB, dir, cmd string, args ...string) string {
@@ -98,7 +88,10 @@ func TestWorkedExample(t *testing.T) {
 	if !reflect.DeepEqual(ims, wantIm) {
 		t.Fatalf("Parse = %+v", ims)
 	}
-	if tool := filepath.Join(llvmBin, "llvm-offload-binary"); fileExists(tool) {
+	// Cross-check with llvm-offload-binary where it is installed; CI
+	// (OFFCC_REQUIRE_LLVM=1) requires it.
+	if fileExists(filepath.Join(llvmtest.Bin, "llvm-offload-binary")) || llvmtest.Required() {
+		tool := llvmtest.Tool(t, "llvm-offload-binary")
 		runIn(t, dir, tool, "-o", "ref.bin", "--image="+spec)
 		ref, _ := os.ReadFile(filepath.Join(dir, "ref.bin"))
 		if !bytes.Equal(ref, want) {
@@ -113,7 +106,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // with Main and requires identical bytes.
 func compareWithLLVM(t *testing.T, dir string, specs []string) {
 	t.Helper()
-	tool := llvmTool(t, "llvm-offload-binary")
+	tool := llvmtest.Tool(t, "llvm-offload-binary")
 	args := []string{"-o", "ref.bin"}
 	for _, s := range specs {
 		args = append(args, "--image="+s)
@@ -215,7 +208,7 @@ func TestMarshalMatchesLLVM(t *testing.T) {
 // TestRandomKeySets compares random key sets, including sets of more than
 // 48 and 96 keys (DenseMap growth) and keys over 64 bytes (hash_state).
 func TestRandomKeySets(t *testing.T) {
-	llvmTool(t, "llvm-offload-binary")
+	llvmtest.Tool(t, "llvm-offload-binary")
 	rng := rand.New(rand.NewSource(22))
 	alpha := "abcdefghijklmnopqrstuvwxyz0123456789_+-.:"
 	word := func(maxLen int) string {
