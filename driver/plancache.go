@@ -1,13 +1,14 @@
 package driver
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,18 +20,61 @@ import (
 // clang driver start on the critical path. The private temporary directory
 // is stored as a placeholder and replaced by the new one on reuse.
 //
-// The key covers everything clang's job list depends on that can change
-// between runs of one command: the clang executable (path, size, mtime), the
-// directories clang searches for configuration files and GCC installations
-// (their mtimes), the working directory, the driver name, every argument and
-// the environment (less variables that differ per run: make's jobserver,
-// TMPDIR, ...). A hit is used only if every source file the plan reads
-// still exists.
+// The key (see planKeyText in plancache_key.go) covers everything clang's job
+// list depends on that can change between runs of one command: the clang
+// executable and its driver libraries, the configuration files clang reads,
+// the GCC installations it picks its C++ library and crt files from, the
+// ROCm and CUDA installations it takes device libraries from, the working
+// directory, the driver name, every argument and the environment (less
+// variables that differ per run: make's jobserver, TMPDIR, ...). A hit is
+// used only if every source file the plan reads still exists.
+//
+// The cache trims itself as Go's build cache does: a hit refreshes the
+// entry's modification time, and at most once per planTrimInterval a trim
+// removes entries unused for planMaxAge, then the least recently used ones
+// beyond planMaxEntries. Nothing the cache does can fail a build: an
+// unreadable, corrupt or vanished entry is a miss, and write or trim errors
+// are ignored. Concurrent offcc processes (make -j) may load, store and trim
+// at once: entries are written atomically (write and rename), and an entry
+// removed under a reader is a miss.
 type planCache struct {
 	dir string
-	// maxEntries bounds the cache; the oldest entries go first.
-	maxEntries int
 }
+
+const (
+	// planCacheVersion salts every key and heads every entry: changing
+	// what a key covers or how an entry is stored changes it, and entries
+	// of another version are misses (and are trimmed like any other).
+	planCacheVersion = "offcc plan v2"
+
+	// planRefreshAge: a hit refreshes the entry's modification time (its
+	// last use) only when it is older than this, so that a hit costs a
+	// write at most once an hour per entry. It must be much smaller than
+	// planMaxAge.
+	planRefreshAge = time.Hour
+
+	// planTrimInterval: trims run at most this often; trim.txt in the
+	// cache directory holds the time of the last one.
+	planTrimInterval = time.Hour
+
+	// planMaxAge: a trim removes entries unused for longer than this.
+	planMaxAge = 7 * 24 * time.Hour
+
+	// planMaxEntries: after removing old entries, a trim keeps at most
+	// this many, the most recently used. Between trims (an hour) the
+	// directory may hold more. An entry is about 4.5 KB, so the cap is
+	// about 4.5 MB; it is large enough for one entry per translation unit
+	// of a big project (fewer would make every rebuild of it miss), and
+	// planMaxAge keeps a machine's cache to what it built in the last week.
+	planMaxEntries = 1024
+
+	// planStaleTemp: a trim removes temporary files (of an interrupted
+	// store) older than this.
+	planStaleTemp = time.Hour
+
+	// planTrimMarker names the file that records the last trim.
+	planTrimMarker = "trim.txt"
+)
 
 // tempPlaceholder stands for the private temporary directory in stored plans.
 const tempPlaceholder = "\x00OFFCC_TMP\x00"
@@ -58,88 +102,159 @@ func newPlanCache(getenv func(string) string) *planCache {
 		}
 		root = filepath.Join(d, "offcc")
 	}
-	return &planCache{dir: filepath.Join(root, "plans"), maxEntries: 2000}
+	return &planCache{dir: filepath.Join(root, "plans")}
 }
 
-// key names the entry for one clang invocation.
+// key names the entry for one clang invocation: the SHA-256 of planKeyText. It
+// reports false when the invocation cannot be keyed (clang or the working
+// directory cannot be found); the caller then runs clang uncached.
 func (c *planCache) key(clang, argv0 string, args, env []string) (string, bool) {
-	fi, err := os.Stat(clang)
-	if err != nil {
+	text, ok := planKeyText(clang, argv0, args, env)
+	if !ok {
 		return "", false
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	h := fnv.New128a()
-	fmt.Fprintf(h, "offcc plan v1\x00%s\x00%d\x00%d\x00%s\x00%s\x00", clang, fi.Size(), fi.ModTime().UnixNano(), cwd, argv0)
-	// clang's job list also depends on what it finds on disk: configuration
-	// files beside it or in /etc/clang, and the GCC installations it picks
-	// its C++ library and crt files from. Adding or removing any of those
-	// changes the directory's modification time.
-	for _, d := range []string{filepath.Dir(clang), "/etc/clang", "/usr/lib/gcc", "/usr/lib/gcc/x86_64-linux-gnu", "/usr/lib/gcc-cross"} {
-		if di, err := os.Stat(d); err == nil {
-			fmt.Fprintf(h, "%s\x00%d\x00", d, di.ModTime().UnixNano())
-		}
-	}
-	for _, a := range args {
-		io.WriteString(h, a)
-		h.Write([]byte{0})
-	}
-	h.Write([]byte{1})
-	sorted := append([]string{}, env...)
-	sort.Strings(sorted)
-	for _, kv := range sorted {
-		name, _, _ := strings.Cut(kv, "=")
-		if volatileEnv[name] {
-			continue
-		}
-		io.WriteString(h, kv)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)), true
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:]), true
 }
 
-// load returns the stored output with tempDir put in, if there is one.
+// An entry is a header line, planCacheVersion and the SHA-256 of the body,
+// then the body: clang's output with tempPlaceholder for the temporary
+// directory. The checksum makes a damaged entry (a disk error, a file
+// truncated or edited by hand) a miss instead of a wrong plan.
+
+func planEntryHeader(body []byte) string {
+	sum := sha256.Sum256(body)
+	return planCacheVersion + " " + hex.EncodeToString(sum[:]) + "\n"
+}
+
+// load returns the stored output with tempDir put in, if there is a sound
+// entry, and marks the entry used.
 func (c *planCache) load(key, tempDir string) (string, bool) {
-	data, err := os.ReadFile(filepath.Join(c.dir, key))
-	if err != nil || len(data) == 0 {
+	name := filepath.Join(c.dir, key)
+	data, err := os.ReadFile(name)
+	if err != nil {
 		return "", false
 	}
-	return strings.ReplaceAll(string(data), tempPlaceholder, tempDir), true
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return "", false
+	}
+	body := data[nl+1:]
+	if len(body) == 0 || string(data[:nl+1]) != planEntryHeader(body) {
+		return "", false
+	}
+	now := time.Now()
+	if info, err := os.Stat(name); err == nil && now.Sub(info.ModTime()) > planRefreshAge {
+		os.Chtimes(name, now, now) // best effort: a failure only ages the entry
+	}
+	c.maybeTrim(now)
+	return strings.ReplaceAll(string(body), tempPlaceholder, tempDir), true
 }
 
 // store saves a successful -### output; failures to write are ignored (the
 // cache only saves time).
 func (c *planCache) store(key, tempDir, output string) {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+	if output == "" || os.MkdirAll(c.dir, 0o755) != nil {
 		return
 	}
-	data := strings.ReplaceAll(output, tempDir, tempPlaceholder)
-	if atomicfile.Write(filepath.Join(c.dir, key), []byte(data), 0o644) != nil {
+	body := []byte(output)
+	if tempDir != "" {
+		body = []byte(strings.ReplaceAll(output, tempDir, tempPlaceholder))
+	}
+	data := append([]byte(planEntryHeader(body)), body...)
+	if atomicfile.Write(filepath.Join(c.dir, key), data, 0o644) != nil {
 		return
 	}
-	c.prune()
+	c.maybeTrim(time.Now())
 }
 
-// prune removes the oldest half of the entries when there are too many.
-func (c *planCache) prune() {
-	entries, err := os.ReadDir(c.dir)
-	if err != nil || len(entries) <= c.maxEntries {
-		return
-	}
-	type aged struct {
-		name string
-		t    time.Time
-	}
-	var all []aged
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil {
-			all = append(all, aged{e.Name(), info.ModTime()})
+// maybeTrim trims the cache if the last trim recorded in the marker file is
+// planTrimInterval ago or more (or unknown, or in the future by more than
+// that: a clock set back).
+func (c *planCache) maybeTrim(now time.Time) {
+	marker := filepath.Join(c.dir, planTrimMarker)
+	if data, err := os.ReadFile(marker); err == nil {
+		if sec, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+			if d := now.Sub(time.Unix(sec, 0)); d < planTrimInterval && d > -planTrimInterval {
+				return
+			}
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].t.Before(all[j].t) })
-	for _, a := range all[:len(all)/2] {
-		os.Remove(filepath.Join(c.dir, a.name))
+	// Record the trim before doing it, so that the processes of a parallel
+	// build that get here meanwhile skip theirs.
+	if atomicfile.Write(marker, []byte(fmt.Sprintf("%d\n", now.Unix())), 0o644) != nil {
+		return
 	}
+	c.trim(now)
+}
+
+// trim removes entries unused for more than planMaxAge, then the least
+// recently used ones beyond planMaxEntries, and leftover temporary files.
+// Files it does not recognise are left alone; errors (an entry another
+// process removed first, ...) are ignored.
+func (c *planCache) trim(now time.Time) {
+	dirents, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type entry struct {
+		name string
+		used time.Time
+	}
+	var kept []entry
+	for _, de := range dirents {
+		name := de.Name()
+		isEntry := isPlanEntryName(name)
+		if !isEntry && !isPlanTempName(name) {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		age := now.Sub(info.ModTime())
+		switch {
+		case !isEntry:
+			if age > planStaleTemp {
+				os.Remove(filepath.Join(c.dir, name))
+			}
+		case age > planMaxAge:
+			os.Remove(filepath.Join(c.dir, name))
+		default:
+			kept = append(kept, entry{name, info.ModTime()})
+		}
+	}
+	if len(kept) <= planMaxEntries {
+		return
+	}
+	sort.Slice(kept, func(i, j int) bool {
+		if !kept[i].used.Equal(kept[j].used) {
+			return kept[i].used.After(kept[j].used)
+		}
+		return kept[i].name < kept[j].name
+	})
+	for _, e := range kept[planMaxEntries:] {
+		os.Remove(filepath.Join(c.dir, e.name))
+	}
+}
+
+// isPlanEntryName reports whether name is a cache entry: a hex key, 64
+// digits now, 32 in version 1 (those are misses now and age out).
+func isPlanEntryName(name string) bool {
+	if len(name) != 64 && len(name) != 32 {
+		return false
+	}
+	for _, r := range name {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlanTempName reports whether name is an atomicfile temporary of an
+// entry or of the trim marker (".NAME.offcc-RANDOM").
+func isPlanTempName(name string) bool {
+	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), ".offcc-")
+	return ok && strings.HasPrefix(name, ".") && (isPlanEntryName(base) || base == planTrimMarker)
 }

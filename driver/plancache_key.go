@@ -1,0 +1,502 @@
+package driver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// planKeyText describes, one "name value..." line per fact, everything clang's
+// job list for this invocation depends on; key hashes it. It reports false
+// when clang or the working directory cannot be found.
+//
+// What clang finds on disk is keyed by content, not by directory
+// modification times: installing an unrelated tool beside clang must not
+// invalidate the cache, and a change two levels down (a new GCC version
+// directory) must. The facts:
+//
+//   - clang: the executable's resolved path and identity (size, mtime,
+//     device, inode), and the same for the libclang-cpp and libLLVM shared
+//     libraries it loads, which hold the driver when clang is built
+//     shared (Debian: a 130 KB clang, and libclang-cpp22 may be upgraded
+//     without clang-22). These are the one input keyed by identity rather
+//     than bytes: hashing some 200 MB per run would cost more than the
+//     clang start the cache saves, and a package upgrade replaces the
+//     files, changing their inode and mtime (and usually size).
+//   - configuration files: the bytes of every *.cfg file in the
+//     directories clang searches, and of --config files (keyConfig).
+//   - GCC installations: the version directories under every gcc and
+//     gcc-cross triple directory clang searches, whether each has
+//     crtbegin.o, and the libstdc++ header versions (keyGCC).
+//   - ROCm and CUDA installations (keyOffload).
+//   - the working directory, argv0, every argument and the environment
+//     less volatileEnv.
+func planKeyText(clang, argv0 string, args, env []string) (string, bool) {
+	exe, err := filepath.EvalSymlinks(clang)
+	if err != nil {
+		return "", false
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return "", false
+	}
+	fi, err := os.Stat(exe)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	var k planKey
+	k.add("version", planCacheVersion)
+	k.add("clang", exe, planFileIdentity(fi))
+	for _, lib := range planDriverLibraries(exe) {
+		k.add("library", lib...)
+	}
+	k.add("cwd", cwd)
+	k.add("argv0", argv0)
+	for _, a := range args {
+		k.add("arg", a)
+	}
+	getenv := map[string]string{}
+	sorted := append([]string{}, env...)
+	sort.Strings(sorted)
+	for _, kv := range sorted {
+		name, value, _ := strings.Cut(kv, "=")
+		getenv[name] = value
+		if !volatileEnv[name] {
+			k.add("env", kv)
+		}
+	}
+	exeDir := filepath.Dir(exe)
+	k.keyConfig(exeDir, argv0, args, getenv)
+	k.keyGCC(exeDir, args)
+	k.keyOffload(exeDir, args, getenv)
+	return k.String(), true
+}
+
+// planKey accumulates planKeyText. Values are quoted, so that no value can
+// forge another line.
+type planKey struct{ strings.Builder }
+
+func (k *planKey) add(name string, values ...string) {
+	k.WriteString(name)
+	for _, v := range values {
+		k.WriteByte(' ')
+		k.WriteString(strconv.Quote(v))
+	}
+	k.WriteByte('\n')
+}
+
+// planFileIdentity describes a file that changes whenever a package manager
+// replaces it, without reading it.
+func planFileIdentity(fi os.FileInfo) string {
+	id := fmt.Sprintf("size=%d mtime=%d", fi.Size(), fi.ModTime().UnixNano())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id += fmt.Sprintf(" dev=%d ino=%d", st.Dev, st.Ino)
+	}
+	return id
+}
+
+// planFileDigest returns the SHA-256 of a file's bytes, or why there are none.
+func planFileDigest(name string) string {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return "absent"
+		}
+		return "unreadable"
+	}
+	sum := sha256.Sum256(data)
+	return "sha256=" + hex.EncodeToString(sum[:])
+}
+
+// planExists says whether name exists.
+func planExists(name string) string {
+	if _, err := os.Stat(name); err != nil {
+		return "absent"
+	}
+	return "present"
+}
+
+// planDriverLibraries returns, for each libclang*/libLLVM* library the clang
+// executable needs (its ELF DT_NEEDED entries), the name, path and identity
+// of the file the dynamic loader would pick: from its RUNPATH/RPATH
+// ($ORIGIN expanded), else the usual system directories. A statically
+// linked clang has none.
+func planDriverLibraries(exe string) [][]string {
+	needed, runpath := planELFDynamic(exe)
+	var dirs []string
+	for _, p := range runpath {
+		for _, d := range filepath.SplitList(p) {
+			d = strings.ReplaceAll(strings.ReplaceAll(d, "${ORIGIN}", "$ORIGIN"), "$ORIGIN", filepath.Dir(exe))
+			dirs = append(dirs, d)
+		}
+	}
+	dirs = append(dirs, "/lib64", "/usr/lib64", "/lib/"+planMultiarch(), "/usr/lib/"+planMultiarch(), "/lib", "/usr/lib")
+	var libs [][]string
+	for _, name := range needed {
+		if !strings.HasPrefix(name, "libclang") && !strings.HasPrefix(name, "libLLVM") {
+			continue
+		}
+		lib := []string{name, "absent"}
+		for _, d := range dirs {
+			path := filepath.Join(d, name)
+			if fi, err := os.Stat(path); err == nil {
+				lib = []string{name, path, planFileIdentity(fi)}
+				break
+			}
+		}
+		libs = append(libs, lib)
+	}
+	return libs
+}
+
+// planELFDynamic returns an ELF file's DT_NEEDED entries and its DT_RUNPATH
+// and DT_RPATH entries, reading its dynamic section once (elf.File's
+// DynString reads it per tag).
+func planELFDynamic(name string) (needed, runpath []string) {
+	f, err := elf.Open(name)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	ds := f.SectionByType(elf.SHT_DYNAMIC)
+	if ds == nil || int(ds.Link) >= len(f.Sections) {
+		return nil, nil
+	}
+	dyn, err := ds.Data()
+	if err != nil {
+		return nil, nil
+	}
+	strtab, err := f.Sections[ds.Link].Data()
+	if err != nil {
+		return nil, nil
+	}
+	str := func(off uint64) string {
+		if off >= uint64(len(strtab)) {
+			return ""
+		}
+		s := strtab[off:]
+		if i := bytes.IndexByte(s, 0); i >= 0 {
+			s = s[:i]
+		}
+		return string(s)
+	}
+	size := 16
+	if f.Class == elf.ELFCLASS32 {
+		size = 8
+	}
+	for ; len(dyn) >= size; dyn = dyn[size:] {
+		var tag, val uint64
+		if size == 16 {
+			tag, val = f.ByteOrder.Uint64(dyn), f.ByteOrder.Uint64(dyn[8:])
+		} else {
+			tag, val = uint64(f.ByteOrder.Uint32(dyn)), uint64(f.ByteOrder.Uint32(dyn[4:]))
+		}
+		switch elf.DynTag(tag) {
+		case elf.DT_NULL:
+			return needed, runpath
+		case elf.DT_NEEDED:
+			needed = append(needed, str(val))
+		case elf.DT_RUNPATH, elf.DT_RPATH:
+			runpath = append(runpath, str(val))
+		}
+	}
+	return needed, runpath
+}
+
+// planMultiarch returns the Debian multiarch directory name for this machine.
+func planMultiarch() string {
+	switch arch := runtime.GOARCH; arch {
+	case "amd64":
+		return "x86_64-linux-gnu"
+	case "arm64":
+		return "aarch64-linux-gnu"
+	case "ppc64le":
+		return "powerpc64le-linux-gnu"
+	case "riscv64":
+		return "riscv64-linux-gnu"
+	default:
+		return arch + "-linux-gnu"
+	}
+}
+
+// planArgValues returns the values of a clang option in args: "NAME=VALUE"
+// and, if separate, "NAME VALUE".
+func planArgValues(args []string, name string, separate bool) []string {
+	var vals []string
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			vals = append(vals, v)
+		} else if separate && a == name && i+1 < len(args) {
+			vals = append(vals, args[i+1])
+		}
+	}
+	return vals
+}
+
+// planHasArg reports whether args holds the flag name.
+func planHasArg(args []string, name string) bool {
+	for _, a := range args {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// keyConfig keys the configuration files clang may read.
+//
+// Clang 22 searches, in this order, the user directory, the system
+// directory and its own directory for <triple>-<mode>.cfg,
+// <triple>-<name>.cfg, then <mode>.cfg (else <name>.cfg) and <triple>.cfg,
+// where mode is clang, clang++, clang-cpp, ..., name is the program name
+// from argv0 less a target prefix (offcc, offcc++) and triple the effective
+// target (from --target, -m32, the argv0 prefix, normalised). Rather than
+// repeat that computation, every *.cfg file in those directories is keyed:
+// one directory listing each, and the files are few and small. The user and
+// system directories are build settings (CLANG_CONFIG_FILE_USER_DIR and
+// _SYSTEM_DIR, empty in Debian's clang 22, which searches only its own
+// directory); ~/.config/clang and /etc/clang, the usual choices, are keyed
+// as well, and --config-user-dir= and --config-system-dir= when given.
+// --no-default-config or CLANG_NO_DEFAULT_CONFIG turn the search off;
+// --config files are keyed either way. Files a configuration file includes
+// (@file) are not followed.
+func (k *planKey) keyConfig(exeDir, argv0 string, args []string, getenv map[string]string) {
+	var dirs []string
+	dirs = append(dirs, planArgValues(args, "--config-user-dir", false)...)
+	dirs = append(dirs, planArgValues(args, "--config-system-dir", false)...)
+	if home := getenv["HOME"]; home != "" {
+		dirs = append(dirs, filepath.Join(home, ".config", "clang"))
+	}
+	dirs = append(dirs, "/etc/clang")
+	if planHasArg(args, "-no-canonical-prefixes") {
+		// Clang's directory is then argv0's, looked up in PATH if need be.
+		if d := planArgv0Dir(argv0, getenv["PATH"]); d != "" {
+			dirs = append(dirs, d)
+		}
+	} else {
+		dirs = append(dirs, exeDir)
+	}
+	dirs = planUniq(dirs)
+
+	for _, cfg := range planArgValues(args, "--config", true) {
+		if strings.ContainsRune(cfg, filepath.Separator) {
+			k.add("config", cfg, planFileDigest(cfg))
+			continue
+		}
+		for _, d := range dirs {
+			name := filepath.Join(d, cfg)
+			k.add("config", name, planFileDigest(name))
+		}
+	}
+	if planHasArg(args, "--no-default-config") || getenv["CLANG_NO_DEFAULT_CONFIG"] != "" {
+		return
+	}
+	for _, d := range dirs {
+		// Names only: clang's directory holds a hundred or more.
+		f, err := os.Open(d)
+		if err != nil {
+			continue // no directory: no configuration files
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		var cfgs []string
+		for _, n := range names {
+			if strings.HasSuffix(n, ".cfg") {
+				cfgs = append(cfgs, n)
+			}
+		}
+		sort.Strings(cfgs)
+		for _, n := range cfgs {
+			name := filepath.Join(d, n)
+			k.add("config", name, planFileDigest(name))
+		}
+	}
+}
+
+// planArgv0Dir returns the directory clang takes as its own under
+// -no-canonical-prefixes: argv0's if it names an existing file, else that of
+// the first PATH entry holding it.
+func planArgv0Dir(argv0, path string) string {
+	if _, err := os.Stat(argv0); err == nil {
+		if abs, err := filepath.Abs(argv0); err == nil {
+			return filepath.Dir(abs)
+		}
+	}
+	if strings.ContainsRune(argv0, filepath.Separator) {
+		return ""
+	}
+	for _, d := range filepath.SplitList(path) {
+		if fi, err := os.Stat(filepath.Join(d, argv0)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return d
+		}
+	}
+	return ""
+}
+
+// planUniq returns list cleaned, without repeats, in order.
+func planUniq(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		s = filepath.Clean(s)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// keyGCC keys the GCC installations clang may pick its C++ library, crt
+// files and libstdc++ headers from. Clang searches the prefixes <clang's
+// directory>/.. and /usr (with --sysroot: SYSROOT, SYSROOT/usr and <clang's
+// directory>/..), or only the --gcc-toolchain, each in lib, lib32, lib64
+// and libx32, for gcc/<triple>/<version> and gcc-cross/<triple>/<version>
+// directories holding crtbegin.o, and takes the newest version that fits
+// the target. Keyed here, for every one of those prefixes (a superset of
+// those the arguments select): the version directory names under each
+// triple directory, whether each holds crtbegin.o, its subdirectory names
+// (the multilibs: 32, x32, ...), and the names under PREFIX/include/c++
+// (the libstdc++ headers clang looks for by version). --gcc-install-dir
+// names the installation directly: whether it exists and holds crtbegin.o.
+func (k *planKey) keyGCC(exeDir string, args []string) {
+	prefixes := []string{filepath.Join(exeDir, ".."), "/usr"}
+	for _, s := range planArgValues(args, "--sysroot", true) {
+		prefixes = append(prefixes, s, filepath.Join(s, "usr"))
+	}
+	for _, g := range planArgValues(args, "--gcc-toolchain", false) {
+		prefixes = append(prefixes, g, filepath.Join(g, "usr"))
+	}
+	for _, p := range planUniq(prefixes) {
+		for _, lib := range []string{"lib", "lib32", "lib64", "libx32"} {
+			for _, sub := range []string{"gcc", "gcc-cross"} {
+				k.keyGCCRoot(filepath.Join(p, lib, sub))
+			}
+		}
+		cxx := filepath.Join(p, "include", "c++")
+		if names := planDirNames(cxx, planAllNames); names != nil {
+			k.add("libstdc++", append([]string{cxx}, names...)...)
+		}
+	}
+	for _, d := range planArgValues(args, "--gcc-install-dir", false) {
+		k.add("gcc-install-dir", d, planExists(d), "crtbegin.o "+planExists(filepath.Join(d, "crtbegin.o")))
+	}
+}
+
+// keyGCCRoot keys ROOT/<triple>/<version> directories.
+func (k *planKey) keyGCCRoot(root string) {
+	for _, triple := range planDirNames(root, planDirsOrLinks) {
+		tdir := filepath.Join(root, triple)
+		for _, version := range planDirNames(tdir, planDirsOrLinks) {
+			vdir := filepath.Join(tdir, version)
+			k.add("gcc", tdir, version, "crtbegin.o "+planExists(filepath.Join(vdir, "crtbegin.o")), "subdirs "+strings.Join(planDirNames(vdir, planDirsOnly), ","))
+		}
+	}
+}
+
+// What planDirNames lists.
+const (
+	planAllNames    = iota
+	planDirsOrLinks // directories and symbolic links (not followed: no stat per entry)
+	planDirsOnly
+)
+
+// planDirNames returns the sorted names of the entries of dir that what
+// selects, or nil if dir cannot be read.
+func planDirNames(dir string, what int) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	names := []string{}
+	for _, e := range entries {
+		switch {
+		case what == planDirsOnly && !e.IsDir():
+			continue
+		case what == planDirsOrLinks && !e.IsDir() && e.Type()&os.ModeSymlink == 0:
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// keyOffload keys the ROCm and CUDA installations clang takes device
+// libraries (and HIP and CUDA headers) from for offload targets: a job list
+// names files inside them, so an upgrade that moves them must miss.
+// Clang looks for ROCm in --rocm-path, --hip-path, ROCM_PATH or HIP_PATH if
+// given, else beside itself, in its resource directory, the newest
+// /opt/rocm-*, /opt/rocm, /usr/local and /usr (amdgcn/bitcode, and
+// share/hip/version or bin/.hipVersion for HIP); for CUDA in --cuda-path,
+// else beside itself, /usr/local/cuda, /usr/local/cuda-X.Y and /usr/lib/cuda.
+// Keyed: the rocm* names in /opt and cuda* names in /usr/local with their
+// link targets, where the paths given in arguments and the environment
+// lead, and for each candidate root which of the device library
+// directories exist, and the HIP version files' bytes.
+func (k *planKey) keyOffload(exeDir string, args []string, getenv map[string]string) {
+	for _, p := range []struct{ dir, prefix string }{{"/opt", "rocm"}, {"/usr/local", "cuda"}} {
+		entries, _ := os.ReadDir(p.dir)
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), p.prefix) {
+				continue
+			}
+			name := filepath.Join(p.dir, e.Name())
+			target := "not a link"
+			if e.Type()&os.ModeSymlink != 0 {
+				target, _ = os.Readlink(name)
+			}
+			k.add("toolkit", name, target)
+		}
+	}
+	var given []string
+	for _, opt := range []string{"--rocm-path", "--hip-path", "--cuda-path"} {
+		given = append(given, planArgValues(args, opt, false)...)
+	}
+	for _, env := range []string{"ROCM_PATH", "HIP_PATH"} {
+		if v := getenv[env]; v != "" {
+			given = append(given, v)
+		}
+	}
+	given = append(given, planArgValues(args, "--rocm-device-lib-path", false)...)
+	if v := getenv["HIP_DEVICE_LIB_PATH"]; v != "" {
+		given = append(given, v)
+	}
+	for _, r := range given {
+		k.add("toolkit-given", r, planResolve(r))
+	}
+	prefix := filepath.Join(exeDir, "..")
+	roots := []string{prefix}
+	for _, v := range planDirNames(filepath.Join(prefix, "lib", "clang"), planDirsOrLinks) {
+		roots = append(roots, filepath.Join(prefix, "lib", "clang", v))
+	}
+	roots = append(roots, given...)
+	roots = append(roots, "/opt/rocm", "/usr/local", "/usr", "/usr/local/cuda", "/usr/lib/cuda")
+	for _, r := range planUniq(roots) {
+		k.add("toolkit-root", r,
+			"amdgcn/bitcode "+planExists(filepath.Join(r, "amdgcn", "bitcode")),
+			"nvvm/libdevice "+planExists(filepath.Join(r, "nvvm", "libdevice")),
+			"share/hip/version "+planFileDigest(filepath.Join(r, "share", "hip", "version")),
+			"bin/.hipVersion "+planFileDigest(filepath.Join(r, "bin", ".hipVersion")))
+	}
+}
+
+// planResolve returns where name leads after symbolic links, or "absent".
+func planResolve(name string) string {
+	r, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return "absent"
+	}
+	return r
+}
