@@ -144,42 +144,18 @@ func Main(prog string, args []string, stdout, stderr io.Writer) int {
 }
 
 func pack(out string, specs []string, stdout io.Writer) error {
-	var images []Image
-	var inputs []*mmapfile.File
-	defer func() {
-		for _, f := range inputs {
-			f.Close()
-		}
-	}()
-	for _, spec := range specs {
-		file, kind, strs, err := ParseImageSpec(spec)
-		if err != nil {
-			return err
-		}
-		for _, f := range strings.Split(file, ",") {
-			// Mapped, so gigabyte images are written out without a copy.
-			in, err := mmapfile.Open(f)
-			if err != nil {
-				return err
-			}
-			inputs = append(inputs, in)
-			data := in.Data
-			images = append(images, Image{
-				Kind:    ImageKindFor(f, data),
-				Offload: ParseOffloadKind(kind),
-				Strings: strs,
-				Data:    data,
-			})
-		}
+	files, err := FileImagesFromSpecs(specs)
+	if err != nil {
+		return err
 	}
 	if out == "-" {
-		return WriteImages(stdout, images)
+		return WriteFiles(stdout, files)
 	}
 	f, err := atomicfile.Create(out)
 	if err != nil {
 		return err
 	}
-	if err := WriteImages(f, images); err != nil {
+	if err := WriteFiles(f, files); err != nil {
 		f.Abort()
 		return err
 	}

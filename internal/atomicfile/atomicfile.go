@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -75,4 +76,17 @@ func (f *File) Commit(perm os.FileMode) error {
 func (f *File) Abort() {
 	f.File.Close()
 	os.Remove(f.File.Name())
+}
+
+// WriteFunc writes name atomically with the function write (see Write).
+func WriteFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
+	f, err := Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit(perm)
 }

@@ -1,0 +1,108 @@
+package packager
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/offcc/offcc/internal/mmapfile"
+	"github.com/offcc/offcc/objfile"
+)
+
+// FileImage names a file to pack as one image: its offload kind and its
+// string entries, as an --image= option gives them.
+type FileImage struct {
+	Path    string
+	Offload OffloadKind
+	Strings []KeyValue
+}
+
+// WriteFiles writes one offload binary per file to w, in order, each
+// image's kind taken from its file (ImageKindFor). The files are mapped, so
+// large images are written without a copy.
+func WriteFiles(w io.Writer, files []FileImage) error {
+	images := make([]Image, 0, len(files))
+	for _, fi := range files {
+		in, err := mmapfile.Open(fi.Path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		images = append(images, Image{
+			Kind:    ImageKindFor(fi.Path, in.Data),
+			Offload: fi.Offload,
+			Strings: fi.Strings,
+			Data:    in.Data,
+		})
+	}
+	return WriteImages(w, images)
+}
+
+// FileImagesFromSpecs turns --image= values (without the prefix) into
+// FileImages, one per comma-separated file, as llvm-offload-binary packs
+// them.
+func FileImagesFromSpecs(specs []string) ([]FileImage, error) {
+	var out []FileImage
+	for _, spec := range specs {
+		file, kind, strs, err := ParseImageSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range strings.Split(file, ",") {
+			out = append(out, FileImage{Path: f, Offload: ParseOffloadKind(kind), Strings: strs})
+		}
+	}
+	return out, nil
+}
+
+// Embed writes to w the ELF object obj with the offload binaries blobs
+// added, back to back, as its .llvm.offloading section (type
+// SHT_LLVM_OFFLOADING, flag SHF_EXCLUDE, alignment 8), as clang's
+// -fembed-offload-object does. Every blob's size is a multiple of 8, so
+// each stays 8-aligned in the section.
+func Embed(w io.Writer, obj []byte, blobs [][]byte) error {
+	var section []byte
+	for i, b := range blobs {
+		if !IsOffloadBinary(b) {
+			return fmt.Errorf("blob %d is not an offload binary", i+1)
+		}
+		if i == 0 {
+			section = b // the usual case: one blob, no copy
+			continue
+		}
+		section = append(section[:len(section):len(section)], b...)
+	}
+	return objfile.WriteWithSection(w, obj, objfile.NewSection{
+		Name:  ".llvm.offloading",
+		Type:  objfile.SHTLLVMOffloading,
+		Flags: objfile.SHFExclude,
+		Align: 8,
+		Data:  section,
+	})
+}
+
+// EmbedFiles is Embed for a host object file and offload binary files,
+// which are mapped, not copied.
+func EmbedFiles(w io.Writer, hostObj string, blobs []string) error {
+	obj, err := mmapfile.Open(hostObj)
+	if err != nil {
+		return err
+	}
+	defer obj.Close()
+	data := make([][]byte, len(blobs))
+	for i, b := range blobs {
+		f, err := mmapfile.Open(b)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if !IsOffloadBinary(f.Data) {
+			return fmt.Errorf("%s: not an offload binary", b)
+		}
+		data[i] = f.Data
+	}
+	if err := Embed(w, obj.Data, data); err != nil {
+		return fmt.Errorf("%s: %v", hostObj, err)
+	}
+	return nil
+}
