@@ -6,11 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"runtime/debug"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -19,203 +16,207 @@ import (
 type Options struct {
 	// Jobs is the concurrency limit; values below 1 mean 1.
 	Jobs int
-	// Jobserver, when non-nil, limits concurrency further: the first running
-	// job uses the process's implicit slot and each additional concurrently
-	// running job holds a token.
+	// Jobserver, when non-nil, limits concurrency further: the first
+	// running action uses the process's implicit slot and each additional
+	// concurrently running action holds a token.
 	Jobserver *Jobserver
-	// Stdout and Stderr receive the jobs' output; nil means os.Stdout and
-	// os.Stderr.
-	Stdout, Stderr io.Writer
-	// Verbose prints each command to Stderr in clang -v form (FormatVerbose)
-	// just before it starts.
-	Verbose bool
-	// Trace, when non-nil, receives one line per finished job:
-	// "job <tool> <wall> <exit>".
-	Trace io.Writer
+	// Trace, when non-nil, records every action that ran.
+	Trace *Trace
 }
 
-// killGrace is how long a cancelled child's process group has between
-// SIGTERM and SIGKILL.
-var killGrace = 2 * time.Second
-
-// ExitError reports a failed build. Job is the first job that failed; it is
-// nil when the build stopped because the context passed to Execute was done,
-// in which case Code is 1 and Err is ctx.Err() (the caller decides how to
-// report an interrupt, e.g. exit status 130 for SIGINT).
+// ExitError reports a failed build. Action is the first action that
+// failed; it is nil when the build stopped because the context passed to
+// Execute was done, in which case Code is 1 and Err is ctx.Err() (the
+// caller decides how to report an interrupt, e.g. exit status 130).
 type ExitError struct {
-	Job  *Job
-	Code int   // the child's exit status, 128+signal if it was killed, else 1
-	Err  error // the underlying error
+	Action *Action
+	Code   int   // the child's exit status, 128+signal if it was killed, else 1
+	Err    error // the underlying error
 }
 
 // Error returns a one-line message in the style of clang's
 // "linker command failed with exit code 1 (use -v to see invocation)".
 func (e *ExitError) Error() string {
-	if e.Job == nil {
+	if e.Action == nil {
 		return fmt.Sprintf("build interrupted: %v", e.Err)
 	}
-	name := e.Job.name()
+	what := e.Action.ToolName()
+	switch k := e.Action.Kind; {
+	case k.InLinkStage():
+		what = "linker"
+	case k == Preprocess || k == Compile || k == HostFrontend || k == DeviceCompile || k == Backend:
+		what = "clang frontend"
+	}
 	var ee *exec.ExitError
 	switch {
-	case e.Job.Run != nil:
-		return fmt.Sprintf("%s: %v", name, e.Err)
 	case errors.As(e.Err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Sprintf("%s command failed due to signal %d (use -v to see invocation)", name, int(ws.Signal()))
+			return fmt.Sprintf("%s command failed due to signal %d (use -v to see invocation)", what, int(ws.Signal()))
 		}
-		return fmt.Sprintf("%s command failed with exit code %d (use -v to see invocation)", name, e.Code)
+		return fmt.Sprintf("%s command failed with exit code %d (use -v to see invocation)", what, e.Code)
 	default:
-		return fmt.Sprintf("%s: unable to execute command: %v", name, e.Err)
+		return e.Err.Error()
 	}
 }
 
 // Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// result is what a job goroutine reports.
-type result struct {
-	j              *Job
-	token          bool
-	err            error
-	code           int
-	stdout, stderr *bytes.Buffer
-	wall           time.Duration
+// CommandFailed reports whether the failure is an external command that
+// ran and exited non-zero (it has printed its own diagnostics).
+func (e *ExitError) CommandFailed() bool {
+	var ee *exec.ExitError
+	return errors.As(e.Err, &ee)
 }
 
-// Execute runs the jobs of g, each after all of its dependencies succeeded.
-// Among ready jobs the one with the longest path cost to a sink starts first
-// (ties: planning order). At most opt.Jobs jobs run at once, and with a
-// jobserver every job beyond the first running one holds a token.
+// Execute runs the actions of g, each after every action writing one of its
+// inputs has finished, through sh. Among ready actions the one with the
+// longest remaining path (by Cost) starts first, ties in planning order. At
+// most opt.Jobs run at once, and with a jobserver every action beyond the
+// first running one holds a token.
 //
-// External commands run with stdin from /dev/null, each in its own process
-// group. With opt.Jobs > 1 a job's stdout and stderr are captured and
-// written whole when it ends; with opt.Jobs == 1 they stream.
+// An action with Expand runs it once its inputs exist; the actions it
+// returns are added to g and run under the same limits, and the expanded
+// action finishes when they all have.
 //
-// On the first failure (or when ctx is done) Execute starts nothing new,
-// sends SIGTERM to the process group of every running child (SIGKILL after
-// 2 s), cancels in-process jobs through their context, waits for all of
-// them, deletes the Outputs (and pending Publish sources) of every job that
-// failed or was killed, and returns an *ExitError for the first failure.
-// The output of killed jobs is discarded. A successful job's Publish renames
-// happen right after it succeeds. Graph errors (see Validate) are returned
-// as is.
-func Execute(ctx context.Context, g *Graph, opt Options) error {
-	if err := g.Validate(); err != nil {
-		return err
+// With opt.Jobs > 1 each action's output is collected and printed whole
+// when it ends; with opt.Jobs == 1 it streams. In a dry run (sh.DryRun)
+// every action's Command is printed in order and nothing runs.
+//
+// When an action fails, as clang's driver does, the actions that depend on
+// it never start and the others go on; Execute returns an *ExitError for
+// the first failure once nothing runs any more. When ctx is done, nothing
+// new starts, every running child's process group gets SIGTERM (SIGKILL
+// after 2 s), in-process actions are cancelled through their context, the
+// output of killed actions is discarded, and Execute returns an *ExitError
+// with a nil Action.
+func Execute(ctx context.Context, g *Graph, sh *Shell, opt Options) error {
+	if sh.DryRun() {
+		for _, a := range g.Actions {
+			sh.ShowCommand(a.Command)
+		}
+		return nil
 	}
 	if opt.Jobs < 1 {
 		opt.Jobs = 1
 	}
-	if opt.Stdout == nil {
-		opt.Stdout = os.Stdout
+	e := &executor{sh: sh, opt: opt, g: g, nodes: map[*Action]*node{}}
+	if opt.Trace != nil {
+		opt.Trace.start(opt.Jobs)
 	}
-	if opt.Stderr == nil {
-		opt.Stderr = os.Stderr
-	}
-	e := &executor{opt: opt, stream: opt.Jobs == 1}
-	return e.run(ctx, g)
+	return e.run(ctx)
+}
+
+type nodeState uint8
+
+const (
+	stWaiting   nodeState = iota // for its inputs
+	stReady                      // in the ready heap
+	stRunning                    // a goroutine runs it
+	stExpanding                  // its expansion's actions are running
+	stDone
+	stFailed
+)
+
+// node is the executor's state for one action.
+type node struct {
+	a        *Action
+	index    int // in the graph: the tie-break
+	prio     float64
+	pending  int // unfinished producers of inputs
+	children int // unfinished actions of its expansion
+	users    []*node
+	state    nodeState
 }
 
 type executor struct {
-	opt    Options
-	stream bool
-	outMu  sync.Mutex // serialises writes to opt.Stdout, opt.Stderr, opt.Trace
+	sh    *Shell
+	opt   Options
+	g     *Graph
+	nodes map[*Action]*node
+	ready readyHeap
+	slots []bool // slots[i]: slot i is busy (for the trace)
 }
 
-// readyHeap orders ready jobs by priority, then planning order.
-type readyHeap struct {
-	items []int // job indices
-	prio  []float64
+// result is what an action's goroutine reports.
+type result struct {
+	n           *node
+	token       bool
+	slot        int
+	err         error
+	code        int
+	out, errOut *bytes.Buffer
+	children    []*Action
+	start       time.Time
+	end         time.Time
 }
 
-func (h *readyHeap) Len() int { return len(h.items) }
-func (h *readyHeap) Less(a, b int) bool {
-	ia, ib := h.items[a], h.items[b]
-	if h.prio[ia] != h.prio[ib] {
-		return h.prio[ia] > h.prio[ib]
+// readyHeap orders ready nodes by priority, then planning order.
+type readyHeap []*node
+
+func (h readyHeap) Len() int { return len(h) }
+func (h readyHeap) Less(a, b int) bool {
+	if h[a].prio != h[b].prio {
+		return h[a].prio > h[b].prio
 	}
-	return ia < ib
+	return h[a].index < h[b].index
 }
-func (h *readyHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
-func (h *readyHeap) Push(x any)    { h.items = append(h.items, x.(int)) }
+func (h readyHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *readyHeap) Push(x any)   { *h = append(*h, x.(*node)) }
 func (h *readyHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
 	return x
 }
 
-// priorities returns, for each job, its own cost plus the largest priority
-// of the jobs that depend on it (the longest path cost to a sink), and the
-// users of each job.
-func priorities(g *Graph, index map[*Job]int) (prio []float64, users [][]int, pending []int) {
-	n := len(g.Jobs)
-	users = make([][]int, n)
-	pending = make([]int, n)
-	for i, j := range g.Jobs {
-		seen := make(map[*Job]bool, len(j.Deps))
-		for _, d := range j.Deps {
-			if seen[d] {
+// addNodes makes nodes for actions (already in the graph, in graph order),
+// links them to their producers' nodes and sets their priorities: own cost
+// plus the largest priority among users, plus base.
+func (e *executor) addNodes(actions []*Action, base float64) {
+	fresh := make([]*node, len(actions))
+	for i, a := range actions {
+		n := &node{a: a, index: e.g.Index(a)}
+		e.nodes[a] = n
+		fresh[i] = n
+		for _, d := range a.Deps() {
+			dn := e.nodes[d]
+			if dn.state == stDone {
 				continue
 			}
-			seen[d] = true
-			users[index[d]] = append(users[index[d]], i)
-			pending[i]++
+			dn.users = append(dn.users, n)
+			n.pending++
 		}
 	}
-	// Reverse topological order via DFS post-order over users (the graph is
-	// acyclic: Validate passed).
-	order := make([]int, 0, n)
-	visited := make([]bool, n)
-	var visit func(int)
-	visit = func(i int) {
-		visited[i] = true
-		for _, u := range users[i] {
-			if !visited[u] {
-				visit(u)
-			}
+	// Users come after producers in graph order, so a reverse walk sees
+	// every user's priority first.
+	for i := len(fresh) - 1; i >= 0; i-- {
+		n := fresh[i]
+		best := base
+		for _, u := range n.users {
+			best = max(best, u.prio)
 		}
-		order = append(order, i) // all users before i
+		n.prio = n.a.cost() + best
 	}
-	for i := range g.Jobs {
-		if !visited[i] {
-			visit(i)
+	for _, n := range fresh {
+		if n.pending == 0 {
+			n.state = stReady
+			heap.Push(&e.ready, n)
 		}
 	}
-	prio = make([]float64, n)
-	for _, i := range order {
-		c := g.Jobs[i].Cost
-		if c == 0 {
-			c = 1
-		}
-		best := 0.0
-		for _, u := range users[i] {
-			best = max(best, prio[u])
-		}
-		prio[i] = c + best
-	}
-	return prio, users, pending
 }
 
-func (e *executor) run(ctx context.Context, g *Graph) error {
-	index := make(map[*Job]int, len(g.Jobs))
-	for i, j := range g.Jobs {
-		index[j] = i
-	}
-	prio, users, pending := priorities(g, index)
-	ready := &readyHeap{prio: prio}
-	for i := range g.Jobs {
-		if pending[i] == 0 {
-			ready.items = append(ready.items, i)
-		}
-	}
-	heap.Init(ready)
+func (e *executor) run(ctx context.Context) error {
+	e.addNodes(e.g.Actions, 0)
+	e.slots = make([]bool, e.opt.Jobs)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // also ends any acquire (derived from runCtx)
 	js := e.opt.Jobserver
-	done := make(chan result, len(g.Jobs))
+	results := make(chan result)
 	var (
 		first        *ExitError
+		cancelled    bool
 		running      int
 		implicitBusy bool
 		acquiring    bool
@@ -224,43 +225,42 @@ func (e *executor) run(ctx context.Context, g *Graph) error {
 		jsBroken     bool
 		ctxDone      = ctx.Done()
 	)
-	fail := func(err *ExitError) {
-		if first == nil {
-			first = err
+	stop := func() {
+		if !cancelled {
+			cancelled = true
 			cancel()
 		}
 	}
 	start := func(token bool) {
-		i := heap.Pop(ready).(int)
-		j := g.Jobs[i]
-		if e.opt.Verbose && len(j.Args) > 0 {
-			e.outMu.Lock()
-			fmt.Fprintln(e.opt.Stderr, FormatVerbose(j.Args))
-			e.outMu.Unlock()
+		n := heap.Pop(&e.ready).(*node)
+		n.state = stRunning
+		slot := e.takeSlot()
+		if n.a.Expand == nil {
+			e.sh.ShowCommand(n.a.Command)
 		}
 		running++
 		go func() {
-			r := e.runJob(runCtx, j)
-			r.token = token
-			done <- r
+			r := e.runAction(runCtx, n)
+			r.token, r.slot = token, slot
+			results <- r
 		}()
 	}
 	for {
-		if first == nil && ctx.Err() != nil {
-			fail(&ExitError{Code: 1, Err: ctx.Err()})
+		if !cancelled && ctx.Err() != nil {
+			stop()
 		}
-		if first == nil {
-			for running < e.opt.Jobs && ready.Len() > 0 {
+		if !cancelled {
+			for running < e.opt.Jobs && e.ready.Len() > 0 {
 				if !implicitBusy {
 					implicitBusy = true
 					start(false)
 					continue
 				}
-				if js == nil || jsBroken {
-					if js == nil {
-						start(false)
-						continue
-					}
+				if js == nil {
+					start(false)
+					continue
+				}
+				if jsBroken {
 					break
 				}
 				if !acquiring {
@@ -273,39 +273,47 @@ func (e *executor) run(ctx context.Context, g *Graph) error {
 			}
 		}
 		// Cancel an acquire nobody needs any more (it could block forever).
-		if acquiring && (first != nil || ready.Len() == 0 || running >= e.opt.Jobs) {
+		if acquiring && (cancelled || e.ready.Len() == 0 || running >= e.opt.Jobs) {
 			acqCancel()
 		}
 		if running == 0 && !acquiring {
 			break
 		}
 		select {
-		case r := <-done:
+		case r := <-results:
 			running--
+			e.slots[r.slot] = false
 			if r.token {
 				js.Release()
 			} else {
 				implicitBusy = false
 			}
-			e.trace("job %s %s %d", r.j.name(), r.wall.Round(time.Millisecond), r.code)
-			if r.err != nil {
-				if first == nil && ctx.Err() != nil {
-					// Killed because the caller's context is done.
-					fail(&ExitError{Code: 1, Err: ctx.Err()})
-				}
-				if first == nil {
-					e.flush(r)
-					fail(&ExitError{Job: r.j, Code: r.code, Err: r.err})
-				}
-				removeOutputs(r.j)
+			n := r.n
+			if e.opt.Trace != nil {
+				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err})
+			}
+			if cancelled {
+				// Killed, or finished while the build was being stopped:
+				// its output no longer matters.
+				n.state = stFailed
 				continue
 			}
 			e.flush(r)
-			for _, u := range users[index[r.j]] {
-				pending[u]--
-				if pending[u] == 0 {
-					heap.Push(ready, u)
+			if r.err == nil && r.children != nil {
+				r.err = e.expand(n, r.children)
+				if r.err != nil {
+					r.code = 1
 				}
+			}
+			if r.err != nil {
+				n.state = stFailed
+				if first == nil {
+					first = &ExitError{Action: n.a, Code: r.code, Err: r.err}
+				}
+				continue
+			}
+			if n.state != stExpanding {
+				e.finish(n)
 			}
 		case err := <-tokCh:
 			acquiring = false
@@ -314,11 +322,10 @@ func (e *executor) run(ctx context.Context, g *Graph) error {
 				if runCtx.Err() == nil && !errors.Is(err, context.Canceled) {
 					// A broken jobserver: go on with the implicit slot.
 					jsBroken = true
-					e.trace("jobserver %v", err)
 				}
 				continue
 			}
-			if first == nil && running < e.opt.Jobs && ready.Len() > 0 {
+			if !cancelled && running < e.opt.Jobs && e.ready.Len() > 0 {
 				if !implicitBusy {
 					// The implicit slot came free meanwhile: use it and
 					// give the token back.
@@ -333,83 +340,125 @@ func (e *executor) run(ctx context.Context, g *Graph) error {
 			}
 		case <-ctxDone:
 			ctxDone = nil
-			fail(&ExitError{Code: 1, Err: ctx.Err()})
+			stop()
 		}
+	}
+	if cancelled {
+		return &ExitError{Code: 1, Err: ctx.Err()}
 	}
 	if first != nil {
 		return first
 	}
+	for _, n := range e.nodes {
+		if n.state != stDone {
+			return fmt.Errorf("actions: %s never became ready", n.a.Label())
+		}
+	}
 	return nil
 }
 
-func (e *executor) trace(format string, args ...any) {
-	if e.opt.Trace == nil {
-		return
-	}
-	e.outMu.Lock()
-	defer e.outMu.Unlock()
-	fmt.Fprintf(e.opt.Trace, format+"\n", args...)
-}
-
-// flush writes a job's captured output.
-func (e *executor) flush(r result) {
-	if r.stdout == nil {
-		return
-	}
-	e.outMu.Lock()
-	defer e.outMu.Unlock()
-	e.opt.Stdout.Write(r.stdout.Bytes())
-	e.opt.Stderr.Write(r.stderr.Bytes())
-}
-
-// removeOutputs deletes what a failed or killed job may have written.
-func removeOutputs(j *Job) {
-	for _, o := range j.Outputs {
-		os.Remove(o)
-	}
-	for _, p := range j.Publish {
-		os.Remove(p.From)
-	}
-}
-
-// runJob runs one job and publishes its outputs if it succeeds.
-func (e *executor) runJob(ctx context.Context, j *Job) (r result) {
-	r.j = j
-	var stdout, stderr io.Writer
-	if e.stream {
-		stdout, stderr = e.opt.Stdout, e.opt.Stderr
-	} else {
-		r.stdout, r.stderr = new(bytes.Buffer), new(bytes.Buffer)
-		stdout, stderr = r.stdout, r.stderr
-	}
-	t0 := time.Now()
-	if j.Run != nil {
-		r.err = runInProcess(ctx, j, stdout, stderr)
-	} else {
-		r.err = runCommand(ctx, j, stdout, stderr)
-	}
-	if r.err == nil {
-		for _, p := range j.Publish {
-			if err := os.Rename(p.From, p.To); err != nil {
-				r.err = err
-				break
-			}
+// takeSlot returns the lowest free slot and marks it busy.
+func (e *executor) takeSlot() int {
+	for i, busy := range e.slots {
+		if !busy {
+			e.slots[i] = true
+			return i
 		}
 	}
-	r.wall = time.Since(t0)
+	// More running than Jobs cannot happen; keep the trace readable anyway.
+	e.slots = append(e.slots, true)
+	return len(e.slots) - 1
+}
+
+// expand adds an expanded action's children to the graph.
+func (e *executor) expand(n *node, children []*Action) error {
+	for _, c := range children {
+		if err := e.g.add(c, n.a); err != nil {
+			return err
+		}
+	}
+	n.state = stExpanding
+	n.children = len(children)
+	e.addNodes(children, n.prio-n.a.cost())
+	if n.children == 0 {
+		e.finish(n)
+	}
+	return nil
+}
+
+// finish marks n done and readies its users; the last child of an
+// expansion finishes its parent.
+func (e *executor) finish(n *node) {
+	n.state = stDone
+	for _, u := range n.users {
+		u.pending--
+		if u.pending == 0 && u.state == stWaiting {
+			u.state = stReady
+			heap.Push(&e.ready, u)
+		}
+	}
+	if p := n.a.parent; p != nil {
+		pn := e.nodes[p]
+		pn.children--
+		if pn.children == 0 && pn.state == stExpanding {
+			e.finish(pn)
+		}
+	}
+}
+
+// flush writes an action's collected output.
+func (e *executor) flush(r result) {
+	if r.out == nil {
+		return
+	}
+	e.sh.flush(r.out.Bytes(), r.errOut.Bytes())
+}
+
+// runAction runs one action in its own goroutine.
+func (e *executor) runAction(ctx context.Context, n *node) (r result) {
+	r.n = n
+	a := n.a
+	var sh *Shell
+	if e.opt.Jobs == 1 {
+		sh = e.sh.forAction(e.sh.opt.Stdout, e.sh.opt.Stderr)
+	} else {
+		r.out, r.errOut = new(bytes.Buffer), new(bytes.Buffer)
+		sh = e.sh.forAction(r.out, r.errOut)
+	}
+	r.start = time.Now()
+	defer func() { r.end = time.Now() }()
+	switch {
+	case a.Expand != nil:
+		r.err = inProcess(func() error {
+			var err error
+			r.children, err = a.Expand(ctx, sh)
+			if err == nil && r.children == nil {
+				r.children = []*Action{}
+			}
+			return err
+		})
+	case a.Run != nil:
+		r.err = inProcess(func() error { return a.Run(ctx, sh) })
+	default:
+		r.err = sh.runCommand(ctx, a)
+		if r.err == nil && a.DepFile != "" {
+			a.Discovered, r.err = ReadDepFile(a.DepFile)
+		}
+	}
 	if r.err != nil {
 		r.code = exitCode(r.err)
 	}
 	return r
 }
 
-func runInProcess(ctx context.Context, j *Job, stdout, stderr io.Writer) (err error) {
+// inProcess runs f, turning a panic into an error.
+func inProcess(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return j.Run(ctx, stdout, stderr)
+	return f()
 }
 
 // exitCode maps an error to an exit status: the child's status, 128+signal
@@ -432,47 +481,4 @@ func exitCode(err error) int {
 		}
 	}
 	return 1
-}
-
-// runCommand runs an external command in its own process group. When ctx is
-// done the group gets SIGTERM, then SIGKILL after killGrace.
-func runCommand(ctx context.Context, j *Job, stdout, stderr io.Writer) error {
-	cmd := exec.Command(j.Args[0], j.Args[1:]...)
-	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if len(j.Env) > 0 {
-		cmd.Env = append(os.Environ(), j.Env...)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan struct{})
-	killerDone := make(chan struct{})
-	go func() {
-		defer close(killerDone)
-		select {
-		case <-exited:
-			return
-		case <-ctx.Done():
-		}
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(killGrace)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
-			// The group still has a member holding our pipes (Wait has not
-			// returned), so pgid cannot have been reused.
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}()
-	err := cmd.Wait()
-	close(exited)
-	<-killerDone
-	return err
 }

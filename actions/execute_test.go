@@ -3,6 +3,7 @@ package actions
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,24 +19,31 @@ import (
 	"time"
 )
 
-// recorder is a set of in-process jobs that records start order and
-// concurrency.
+// quietShell is a Shell that discards all output.
+func quietShell() *Shell { return NewShell(ShellOptions{Stdout: io.Discard, Stderr: io.Discard}) }
+
+// recorder is a set of in-process actions that records start order and
+// concurrency. Each action writes an artifact named after it; an action
+// depends on another by reading that artifact.
 type recorder struct {
 	mu       sync.Mutex
 	order    []string
-	done     map[*Job]bool
+	done     map[*Action]bool
 	cur, max int
 	errs     []string
 }
 
-func (r *recorder) job(g *Graph, name string, cost float64, d time.Duration, deps ...*Job) *Job {
-	j := &Job{Tool: name, Cost: cost, Deps: deps, Args: []string{"offcc", name}}
-	j.Run = func(ctx context.Context, stdout, stderr io.Writer) error {
+func (r *recorder) job(g *Graph, name string, cost float64, d time.Duration, deps ...*Action) *Action {
+	a := &Action{Tool: name, Cost: cost, Command: []string{"offcc", name}, Outputs: []*Artifact{NewArtifact(name)}}
+	for _, dep := range deps {
+		a.Inputs = append(a.Inputs, dep.Outputs[0])
+	}
+	a.Run = func(ctx context.Context, sh *Shell) error {
 		r.mu.Lock()
 		if r.done == nil {
-			r.done = map[*Job]bool{}
+			r.done = map[*Action]bool{}
 		}
-		for _, dep := range j.Deps {
+		for _, dep := range a.Deps() {
 			if !r.done[dep] {
 				r.errs = append(r.errs, fmt.Sprintf("%s started before dep %s finished", name, dep.Tool))
 			}
@@ -47,10 +55,10 @@ func (r *recorder) job(g *Graph, name string, cost float64, d time.Duration, dep
 		defer func() {
 			r.mu.Lock()
 			r.cur--
-			r.done[j] = true
+			r.done[a] = true
 			r.mu.Unlock()
 		}()
-		fmt.Fprintf(stdout, "out %s\n", name)
+		fmt.Fprintf(sh.Stdout(), "out %s\n", name)
 		select {
 		case <-time.After(d):
 			return nil
@@ -58,7 +66,7 @@ func (r *recorder) job(g *Graph, name string, cost float64, d time.Duration, dep
 			return ctx.Err()
 		}
 	}
-	return g.Add(j)
+	return g.MustAdd(a)
 }
 
 func TestPriorityOrder(t *testing.T) {
@@ -70,8 +78,9 @@ func TestPriorityOrder(t *testing.T) {
 	r.job(&g, "d", 3, 0)
 	r.job(&g, "e", 10, 0, a)
 	// Longest paths: a=11 e=10 b=6 d=3 c=1; e becomes ready after a.
-	var stdout, stderr, trace bytes.Buffer
-	if err := Execute(context.Background(), &g, Options{Jobs: 1, Stdout: &stdout, Stderr: &stderr, Verbose: true, Trace: &trace}); err != nil {
+	var stdout, stderr, lines bytes.Buffer
+	sh := NewShell(ShellOptions{Stdout: &stdout, Stderr: &stderr, Verbose: true})
+	if err := Execute(context.Background(), &g, sh, Options{Jobs: 1, Trace: &Trace{Lines: &lines}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"a", "e", "b", "d", "c"}; !slices.Equal(r.order, want) {
@@ -83,8 +92,8 @@ func TestPriorityOrder(t *testing.T) {
 	if !strings.HasPrefix(stderr.String(), ` "offcc" a`+"\n") {
 		t.Errorf("verbose output %q", stderr.String())
 	}
-	if n := strings.Count(trace.String(), "\njob "); n != 4 || !strings.HasPrefix(trace.String(), "job a ") {
-		t.Errorf("trace %q", trace.String())
+	if n := strings.Count(lines.String(), "\njob "); n != 4 || !strings.HasPrefix(lines.String(), "job a ") {
+		t.Errorf("trace lines %q", lines.String())
 	}
 	// Ties go by planning order.
 	var h Graph
@@ -92,7 +101,7 @@ func TestPriorityOrder(t *testing.T) {
 	for _, n := range []string{"x", "y", "z"} {
 		r2.job(&h, n, 0, 0)
 	}
-	if err := Execute(context.Background(), &h, Options{Jobs: 1, Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+	if err := Execute(context.Background(), &h, quietShell(), Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"x", "y", "z"}; !slices.Equal(r2.order, want) {
@@ -104,9 +113,9 @@ func TestConcurrencyLimitAndDeps(t *testing.T) {
 	for _, jobs := range []int{1, 2, 4, 7} {
 		var g Graph
 		var r recorder
-		var all []*Job
+		var all []*Action
 		for i := range 40 {
-			var deps []*Job
+			var deps []*Action
 			for k := 1; k <= 3; k++ {
 				if i >= 5*k && (i+k)%3 == 0 {
 					deps = append(deps, all[i-5*k])
@@ -115,7 +124,8 @@ func TestConcurrencyLimitAndDeps(t *testing.T) {
 			all = append(all, r.job(&g, fmt.Sprint("j", i), float64(i%5), 3*time.Millisecond, deps...))
 		}
 		var stdout bytes.Buffer
-		if err := Execute(context.Background(), &g, Options{Jobs: jobs, Stdout: &stdout, Stderr: io.Discard}); err != nil {
+		trace := &Trace{}
+		if err := Execute(context.Background(), &g, NewShell(ShellOptions{Stdout: &stdout, Stderr: io.Discard}), Options{Jobs: jobs, Trace: trace}); err != nil {
 			t.Fatal(err)
 		}
 		if r.max != jobs {
@@ -128,27 +138,43 @@ func TestConcurrencyLimitAndDeps(t *testing.T) {
 		if n := strings.Count(stdout.String(), "out j"); n != 40 {
 			t.Errorf("Jobs=%d: %d output lines", jobs, n)
 		}
+		// No two events overlap in one slot, and slots stay below Jobs.
+		evs := trace.Events()
+		for i, x := range evs {
+			if x.Slot < 0 || x.Slot >= jobs {
+				t.Errorf("Jobs=%d: slot %d", jobs, x.Slot)
+			}
+			for _, y := range evs[i+1:] {
+				if x.Slot == y.Slot && x.Start.Before(y.End) && y.Start.Before(x.End) {
+					t.Errorf("Jobs=%d: %s and %s overlap in slot %d", jobs, x.Action.Tool, y.Action.Tool, x.Slot)
+				}
+			}
+		}
 	}
 }
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return syscall.Kill(pid, 0) == nil
+		return false
 	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func readPid(t *testing.T, path string) int {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	for i := 0; i < 200; i++ {
+		var err error
+		if b, err = os.ReadFile(path); err == nil && len(b) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
@@ -157,53 +183,78 @@ func readPid(t *testing.T, path string) int {
 	return pid
 }
 
-func TestFailureKillsRunningJobs(t *testing.T) {
+// TestFailureKeepsIndependentActions checks clang's rule: an action that
+// depends on a failed one never starts, independent actions run to the end
+// and their diagnostics are printed, and the first failure is returned.
+func TestFailureKeepsIndependentActions(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
 	var g Graph
-	var laterStarted atomic.Bool
-	// ok: highest priority, succeeds quickly, its output is kept.
-	g.Add(&Job{Tool: "ok", Cost: 20, Outputs: []string{p("ok.o")}, Args: []string{"offcc", "ok"},
-		Run: func(ctx context.Context, stdout, stderr io.Writer) error {
-			fmt.Fprintln(stderr, "ok warning")
-			return os.WriteFile(p("ok.o"), []byte("ok"), 0o666)
-		}})
-	// long: a child that spawns a grandchild, both sleeping.
-	long := g.Add(&Job{Tool: "long", Cost: 10, Outputs: []string{p("long.o")},
-		Args: []string{"sh", "-c", `echo partial > "$1"; sleep 30 & echo $! > "$2"; echo started > "$3"; sleep 30; wait`,
-			"sh", p("long.o"), p("gc.pid"), p("long.started")}})
-	// fail: starts when ok is done, waits for long to be running, fails.
-	fail := g.Add(&Job{Tool: "fail", Cost: 5, Outputs: []string{p("fail.o")},
-		Args: []string{"sh", "-c", `echo partial > "$1"; while [ ! -s "$2" ]; do sleep 0.02; done; echo msg >&2; exit 3`,
-			"sh", p("fail.o"), p("long.started")}})
-	g.Add(&Job{Tool: "later", Cost: 1, Outputs: []string{p("later.o")}, Args: []string{"offcc", "later"},
-		Run: func(context.Context, io.Writer, io.Writer) error { laterStarted.Store(true); return nil }})
-	var stdout, stderr bytes.Buffer
-	t0 := time.Now()
-	err := Execute(context.Background(), &g, Options{Jobs: 2, Stdout: &stdout, Stderr: &stderr})
-	elapsed := time.Since(t0)
+	var dependentStarted atomic.Bool
+	fail1 := g.MustAdd(&Action{Kind: DeviceCompile, Cost: 5, Outputs: []*Artifact{NewArtifact(p("a.o"))},
+		Command: []string{"sh", "-c", `echo "error in a" >&2; exit 3`}})
+	fail2 := g.MustAdd(&Action{Kind: DeviceCompile, Cost: 4, Outputs: []*Artifact{NewArtifact(p("b.o"))},
+		Command: []string{"sh", "-c", `sleep 0.2; echo "error in b" >&2; exit 1`}})
+	ok := g.MustAdd(&Action{Kind: DeviceCompile, Cost: 3, Outputs: []*Artifact{NewArtifact(p("c.o"))},
+		Command: []string{"sh", "-c", `sleep 0.3; echo "warning in c" >&2; echo c > "$1"`, "sh", p("c.o")}})
+	g.MustAdd(&Action{Kind: Package, Inputs: []*Artifact{fail1.Outputs[0], fail2.Outputs[0], ok.Outputs[0]},
+		Run: func(context.Context, *Shell) error { dependentStarted.Store(true); return nil }})
+	var stderr bytes.Buffer
+	err := Execute(context.Background(), &g, NewShell(ShellOptions{Stdout: io.Discard, Stderr: &stderr}), Options{Jobs: 2})
 	var ee *ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("err = %v, want *ExitError", err)
+	if !errors.As(err, &ee) || ee.Action != fail1 || ee.Code != 3 {
+		t.Fatalf("err = %#v, want the first failure (exit 3)", err)
 	}
-	if ee.Code != 3 || ee.Job != fail {
-		t.Errorf("ExitError code %d job %v, want 3 fail", ee.Code, ee.Job.Tool)
-	}
-	if want := "fail command failed with exit code 3 (use -v to see invocation)"; err.Error() != want {
+	if want := "clang frontend command failed with exit code 3 (use -v to see invocation)"; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err, want)
 	}
-	if elapsed > 4*time.Second {
-		t.Errorf("took %v", elapsed)
+	for _, msg := range []string{"error in a", "error in b", "warning in c"} {
+		if !strings.Contains(stderr.String(), msg) {
+			t.Errorf("stderr lacks %q: %q", msg, stderr.String())
+		}
 	}
-	if !strings.Contains(stderr.String(), "msg\n") || !strings.Contains(stderr.String(), "ok warning\n") {
-		t.Errorf("stderr %q", stderr.String())
+	if dependentStarted.Load() {
+		t.Error("an action depending on failed ones started")
 	}
-	if laterStarted.Load() {
-		t.Error("a job started after the failure")
+	if _, err := os.Stat(p("c.o")); err != nil {
+		t.Errorf("independent action's output missing: %v", err)
 	}
-	for name, want := range map[string]bool{"ok.o": true, "long.o": false, "fail.o": false, "later.o": false} {
-		if _, err := os.Stat(p(name)); (err == nil) != want {
-			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+}
+
+// TestCancelKillsProcessGroups checks that a cancelled build kills every
+// running child and its children, discards their output and leaves no
+// output file behind.
+func TestCancelKillsProcessGroups(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	var g Graph
+	g.MustAdd(&Action{Tool: "long", Cost: 10, Outputs: []*Artifact{NewArtifact(p("long.o"))},
+		Command: []string{"sh", "-c", `echo partial > "$2"; sleep 30 & echo $! > "$3"; echo killed-output; sleep 30; wait`,
+			"sh", "-o", p("long.o"), p("gc.pid")}})
+	var r recorder
+	r.job(&g, "inproc", 0, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		readPid(t, p("gc.pid"))
+		cancel()
+	}()
+	var stdout bytes.Buffer
+	t0 := time.Now()
+	err := Execute(ctx, &g, NewShell(ShellOptions{Stdout: &stdout, Stderr: io.Discard}), Options{Jobs: 4})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Action != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %#v", err)
+	}
+	if d := time.Since(t0); d > 4*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if strings.Contains(stdout.String(), "killed-output") {
+		t.Error("output of a killed action printed")
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "gc.pid" {
+			t.Errorf("left behind: %s", e.Name())
 		}
 	}
 	gc := readPid(t, p("gc.pid"))
@@ -215,7 +266,6 @@ func TestFailureKillsRunningJobs(t *testing.T) {
 		syscall.Kill(gc, syscall.SIGKILL)
 		t.Errorf("grandchild %d still alive", gc)
 	}
-	_ = long
 }
 
 func TestKillEscalatesToSIGKILL(t *testing.T) {
@@ -224,93 +274,256 @@ func TestKillEscalatesToSIGKILL(t *testing.T) {
 	defer func() { killGrace = old }()
 	dir := t.TempDir()
 	var g Graph
-	g.Add(&Job{Tool: "stubborn", Cost: 2, Outputs: []string{filepath.Join(dir, "s.o")},
-		Args: []string{"sh", "-c", `trap '' TERM; echo x > "$1"; echo $$ > "$2"; sleep 30 & wait; sleep 30`, "sh",
-			filepath.Join(dir, "s.o"), filepath.Join(dir, "s.pid")}})
-	g.Add(&Job{Tool: "fail", Args: []string{"sh", "-c", `while [ ! -s "$1" ]; do sleep 0.02; done; exit 1`, "sh", filepath.Join(dir, "s.pid")}})
+	g.MustAdd(&Action{Tool: "stubborn", Outputs: []*Artifact{NewArtifact(filepath.Join(dir, "s.o"))},
+		Command: []string{"sh", "-c", `trap '' TERM; echo $$ > "$1"; sleep 30 & wait; sleep 30`, "sh", filepath.Join(dir, "s.pid")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		readPid(t, filepath.Join(dir, "s.pid"))
+		cancel()
+	}()
 	t0 := time.Now()
-	err := Execute(context.Background(), &g, Options{Jobs: 2, Stdout: io.Discard, Stderr: io.Discard})
+	err := Execute(ctx, &g, quietShell(), Options{Jobs: 2})
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != 1 || ee.Job.Tool != "fail" {
+	if !errors.As(err, &ee) || ee.Action != nil {
 		t.Fatalf("err = %#v", err)
 	}
 	if d := time.Since(t0); d > 3*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "s.o")); err == nil {
-		t.Error("output of killed job kept")
-	}
 }
 
+// TestPublish checks that a command's -o output outside the temporary
+// directory appears only when the command succeeds, and that the action
+// reading it sees it.
 func TestPublish(t *testing.T) {
 	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
 	p := func(n string) string { return filepath.Join(dir, n) }
 	var g Graph
-	okJob := g.Add(&Job{Tool: "ok", Cost: 2, Outputs: []string{p("a.tmp")}, Publish: []Rename{{p("a.tmp"), p("a")}},
-		Args: []string{"sh", "-c", `echo a > "$1"`, "sh", p("a.tmp")}})
-	g.Add(&Job{Tool: "user", Deps: []*Job{okJob}, Outputs: []string{p("b.tmp")}, Publish: []Rename{{p("b.tmp"), p("b")}},
-		Args: []string{"sh", "-c", `test -f "$1" && echo b > "$2" && exit 1`, "sh", p("a"), p("b.tmp")}})
-	err := Execute(context.Background(), &g, Options{Jobs: 2, Stdout: io.Discard, Stderr: io.Discard})
+	ok := g.MustAdd(&Action{Tool: "ok", Cost: 2, Outputs: []*Artifact{NewArtifact(p("a"))},
+		Command: []string{"sh", "-c", `case "$2" in */a) exit 9;; esac; echo a > "$2"`, "sh", "-o", p("a")}})
+	g.MustAdd(&Action{Tool: "user", Inputs: ok.Outputs, Outputs: []*Artifact{NewArtifact(p("b"))},
+		Command: []string{"sh", "-c", `test -f "$1" && echo b > "$3" && exit 1`, "sh", p("a"), "-o", p("b")}})
+	g.MustAdd(&Action{Tool: "temp", Outputs: []*Artifact{NewArtifact(filepath.Join(tmp, "t.o"))},
+		Command: []string{"sh", "-c", `echo t > "$2"`, "sh", "-o", filepath.Join(tmp, "t.o")}})
+	err := Execute(context.Background(), &g, NewShell(ShellOptions{Stdout: io.Discard, Stderr: io.Discard, TempDir: tmp}), Options{Jobs: 2})
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != 1 {
+	if !errors.As(err, &ee) || ee.Code != 1 || ee.Action.Tool != "user" {
 		t.Fatalf("err = %v", err)
 	}
-	exists := func(n string) bool { _, err := os.Stat(p(n)); return err == nil }
-	if !exists("a") || exists("a.tmp") {
-		t.Error("successful job not published")
+	names := func(d string) []string {
+		ents, _ := os.ReadDir(d)
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
 	}
-	if exists("b") || exists("b.tmp") {
-		t.Error("failed job published or its temp kept")
+	if got := names(dir); !slices.Equal(got, []string{"a", "tmp"}) {
+		t.Errorf("files %v, want a and tmp (b failed, no temporaries)", got)
+	}
+	if got := names(tmp); !slices.Equal(got, []string{"t.o"}) {
+		t.Errorf("temp dir %v, want t.o written in place", got)
+	}
+	// An output directory that does not exist: clang's message, with the
+	// path the user named.
+	var h Graph
+	h.MustAdd(&Action{Tool: "x", Outputs: []*Artifact{NewArtifact(p("none/x.o"))}, Command: []string{"true", "-o", p("none/x.o")}})
+	err = Execute(context.Background(), &h, quietShell(), Options{Jobs: 1})
+	if want := "unable to open output file '" + p("none/x.o") + "': 'No such file or directory'"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
 
-func TestContextCancel(t *testing.T) {
-	dir := t.TempDir()
+// TestExpand checks that an action's expansion joins the running graph: the
+// new actions run after it, actions reading its output wait for them, and
+// an expansion can expand again.
+func TestExpand(t *testing.T) {
 	var g Graph
-	g.Add(&Job{Tool: "sleep", Outputs: []string{filepath.Join(dir, "s.o")},
-		Args: []string{"sh", "-c", `echo > "$1"; sleep 30`, "sh", filepath.Join(dir, "s.o")}})
 	var r recorder
-	r.job(&g, "inproc", 0, time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	t0 := time.Now()
-	err := Execute(ctx, &g, Options{Jobs: 4, Stdout: io.Discard, Stderr: io.Discard})
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Job != nil || ee.Code != 1 || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %#v", err)
+	src := r.job(&g, "src", 1, 5*time.Millisecond)
+	out := NewArtifact("linked")
+	var mu sync.Mutex
+	var log []string
+	note := func(s string) {
+		mu.Lock()
+		log = append(log, s)
+		mu.Unlock()
 	}
-	if d := time.Since(t0); d > 3*time.Second {
-		t.Errorf("took %v", d)
+	step := func(name string, in []*Artifact, outs ...*Artifact) *Action {
+		return &Action{Tool: name, Inputs: in, Outputs: outs, Run: func(context.Context, *Shell) error {
+			time.Sleep(5 * time.Millisecond)
+			note(name)
+			return nil
+		}}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "s.o")); err == nil {
-		t.Error("output of cancelled job kept")
+	link := g.MustAdd(&Action{Kind: Link, Inputs: src.Outputs, Outputs: []*Artifact{out},
+		Expand: func(context.Context, *Shell) ([]*Action, error) {
+			note("expand")
+			d1 := step("dev1", nil, NewArtifact("d1"))
+			d2 := step("dev2", nil, NewArtifact("d2"))
+			inner := &Action{Kind: Wrap, Inputs: []*Artifact{d1.Outputs[0], d2.Outputs[0]}, Outputs: []*Artifact{NewArtifact("w")},
+				Expand: func(context.Context, *Shell) ([]*Action, error) {
+					note("expand2")
+					return []*Action{step("wrap", nil, NewArtifact("w2"))}, nil
+				}}
+			host := step("host", []*Artifact{inner.Outputs[0]}, out)
+			return []*Action{d1, d2, inner, host}, nil
+		}})
+	g.MustAdd(step("after", []*Artifact{out}))
+	trace := &Trace{}
+	if err := Execute(context.Background(), &g, quietShell(), Options{Jobs: 3, Trace: trace}); err != nil {
+		t.Fatal(err)
+	}
+	pos := func(s string) int { return slices.Index(log, s) }
+	for _, s := range []string{"expand", "dev1", "dev2", "expand2", "wrap", "host", "after"} {
+		if pos(s) < 0 {
+			t.Fatalf("%s did not run: %v", s, log)
+		}
+	}
+	if !(pos("expand") < pos("dev1") && pos("dev2") < pos("expand2") && pos("wrap") < pos("host") && pos("host") < pos("after")) {
+		t.Errorf("order %v", log)
+	}
+	if out.Producer() == link || out.Producer().Tool != "host" {
+		t.Errorf("linked's producer is %v, want the expansion's host action", out.Producer().Tool)
+	}
+	if n := len(trace.Events()); n != 8 {
+		t.Errorf("%d trace events, want 8 (src, link, dev1, dev2, inner, wrap, host, after)", n)
+	}
+	// An expansion that fails is the build's failure.
+	var h Graph
+	h.MustAdd(&Action{Kind: Link, Expand: func(context.Context, *Shell) ([]*Action, error) {
+		return nil, errors.New("cannot read images")
+	}})
+	if err := Execute(context.Background(), &h, quietShell(), Options{Jobs: 2}); err == nil || err.Error() != "cannot read images" {
+		t.Errorf("err = %v", err)
+	}
+	// So does one whose actions do not fit the graph.
+	var k Graph
+	k.MustAdd(&Action{Kind: Link, Expand: func(context.Context, *Shell) ([]*Action, error) {
+		f := NewArtifact("x")
+		return []*Action{{Tool: "a", Outputs: []*Artifact{f}, Command: []string{"true"}}, {Tool: "b", Outputs: []*Artifact{f}, Command: []string{"true"}}}, nil
+	}})
+	if err := Execute(context.Background(), &k, quietShell(), Options{Jobs: 2}); err == nil || !strings.Contains(err.Error(), "both write x") {
+		t.Errorf("err = %v", err)
 	}
 }
 
 func TestExecErrors(t *testing.T) {
 	var g Graph
-	g.Add(&Job{Tool: "missing", Args: []string{"/nonexistent/tool"}})
-	err := Execute(context.Background(), &g, Options{Jobs: 1, Stdout: io.Discard, Stderr: io.Discard})
+	g.MustAdd(&Action{Tool: "missing", Command: []string{"/nonexistent/tool"}})
+	err := Execute(context.Background(), &g, quietShell(), Options{Jobs: 1})
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(err.Error(), "unable to execute") {
+	if !errors.As(err, &ee) || ee.Code != 1 || err.Error() != `unable to execute command: Executable "/nonexistent/tool" doesn't exist!` {
 		t.Errorf("err = %v", err)
 	}
 	var h Graph
-	h.Add(&Job{Tool: "sig", Args: []string{"sh", "-c", "kill -9 $$"}})
-	err = Execute(context.Background(), &h, Options{Jobs: 1, Stdout: io.Discard, Stderr: io.Discard})
-	if !errors.As(err, &ee) || ee.Code != 128+9 || !strings.Contains(err.Error(), "signal") {
+	h.MustAdd(&Action{Kind: HostLink, Command: []string{"sh", "-c", "kill -9 $$"}})
+	err = Execute(context.Background(), &h, quietShell(), Options{Jobs: 1})
+	if !errors.As(err, &ee) || ee.Code != 128+9 || err.Error() != "linker command failed due to signal 9 (use -v to see invocation)" {
 		t.Errorf("err = %v", err)
 	}
 	var k Graph
-	k.Add(&Job{Tool: "panic", Run: func(context.Context, io.Writer, io.Writer) error { panic("boom") }})
-	err = Execute(context.Background(), &k, Options{Jobs: 1, Stdout: io.Discard, Stderr: io.Discard})
+	k.MustAdd(&Action{Tool: "panic", Run: func(context.Context, *Shell) error { panic("boom") }})
+	err = Execute(context.Background(), &k, quietShell(), Options{Jobs: 1})
 	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("err = %v", err)
 	}
 	var e Graph
-	e.Add(&Job{Tool: "env", Env: []string{"OFFCC_TEST_X=hello"}, Args: []string{"sh", "-c", `echo "$OFFCC_TEST_X"; read x && echo stdin-not-null; true`}})
+	e.MustAdd(&Action{Tool: "env", Env: []string{"OFFCC_TEST_X=hello"}, Command: []string{"sh", "-c", `echo "$OFFCC_TEST_X $OFFCC_TEST_Y"; read x && echo stdin-not-null; true`}})
 	var out bytes.Buffer
-	if err := Execute(context.Background(), &e, Options{Jobs: 2, Stdout: &out, Stderr: io.Discard}); err != nil || out.String() != "hello\n" {
+	sh := NewShell(ShellOptions{Stdout: &out, Stderr: io.Discard, Env: []string{"OFFCC_TEST_Y=world"}})
+	if err := Execute(context.Background(), &e, sh, Options{Jobs: 2}); err != nil || out.String() != "hello world\n" {
 		t.Errorf("env job: %v %q", err, out.String())
+	}
+}
+
+// TestStdin checks that every command reading "-" gets the build's standard
+// input, which is read once.
+func TestStdin(t *testing.T) {
+	var g Graph
+	in := NewArtifact("-")
+	for i := range 3 {
+		g.MustAdd(&Action{Tool: fmt.Sprint("cat", i), Inputs: []*Artifact{in}, Command: []string{"cat"}})
+	}
+	reads := 0
+	var out bytes.Buffer
+	sh := NewShell(ShellOptions{Stdout: &out, Stderr: io.Discard, Stdin: func() ([]byte, error) {
+		reads++
+		return []byte("int x;\n"), nil
+	}})
+	if err := Execute(context.Background(), &g, sh, Options{Jobs: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != strings.Repeat("int x;\n", 3) || reads != 1 {
+		t.Errorf("output %q after %d reads", out.String(), reads)
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	var g Graph
+	var ran atomic.Bool
+	a := g.MustAdd(&Action{Command: []string{"/bin/cc", "-o", "a b.o"}, Outputs: []*Artifact{NewArtifact("a b.o")}})
+	g.MustAdd(&Action{Command: []string{"offcc", "pack", `$x`}, Inputs: a.Outputs, Run: func(context.Context, *Shell) error { ran.Store(true); return nil }})
+	var stderr bytes.Buffer
+	if err := Execute(context.Background(), &g, NewShell(ShellOptions{Stderr: &stderr, DryRun: true}), Options{Jobs: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if want := " \"/bin/cc\" \"-o\" \"a b.o\"\n \"offcc\" \"pack\" \"\\$x\"\n"; stderr.String() != want || ran.Load() {
+		t.Errorf("dry run printed %q (ran: %v), want %q", stderr.String(), ran.Load(), want)
+	}
+}
+
+// TestDepFileDiscovered checks that the files a command's dependency file
+// lists become the action's discovered inputs, and appear in the trace.
+func TestDepFileDiscovered(t *testing.T) {
+	dir := t.TempDir()
+	d := filepath.Join(dir, "x.d")
+	var g Graph
+	a := g.MustAdd(&Action{Kind: DeviceCompile, DepFile: d,
+		Command: []string{"sh", "-c", `printf 'x.o: x.c inc/a\\ b.h \\\n  /usr/include/stdio.h\n' > "$1"`, "sh", d}})
+	trace := &Trace{}
+	if err := Execute(context.Background(), &g, quietShell(), Options{Jobs: 1, Trace: trace}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"x.c", "inc/a b.h", "/usr/include/stdio.h"}; !slices.Equal(a.Discovered, want) {
+		t.Errorf("Discovered = %q, want %q", a.Discovered, want)
+	}
+	var buf bytes.Buffer
+	if err := trace.WriteChrome(&buf, "offcc test"); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph   string
+			Tid  int
+			Dur  int64
+			Args struct {
+				Inputs []string
+				Kind   string
+			}
+		}
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("trace is not JSON: %v\n%s", err, buf.String())
+	}
+	var x int
+	for _, ev := range doc.TraceEvents {
+		if ev.Ph == "X" {
+			x++
+			if ev.Args.Kind != "device-compile" || !slices.Contains(ev.Args.Inputs, "inc/a b.h") {
+				t.Errorf("event %+v", ev)
+			}
+		}
+	}
+	if x != 1 {
+		t.Errorf("%d complete events, want 1", x)
+	}
+	// A command that fails to write its dependency file fails.
+	var h Graph
+	h.MustAdd(&Action{Kind: DeviceCompile, DepFile: filepath.Join(dir, "none.d"), Command: []string{"true"}})
+	if err := Execute(context.Background(), &h, quietShell(), Options{Jobs: 1}); err == nil || !strings.Contains(err.Error(), "dependency file") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -2,57 +2,63 @@ package actions
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 )
 
-func nop(context.Context, io.Writer, io.Writer) error { return nil }
+func nop(context.Context, *Shell) error { return nil }
 
-func TestValidateCycle(t *testing.T) {
+// TestGraphEdgesAreArtifacts checks that dependencies follow from the files
+// actions read, and that Add refuses plans with a missing or doubled edge.
+func TestGraphEdgesAreArtifacts(t *testing.T) {
 	var g Graph
-	a := g.Add(&Job{Tool: "clang", Outputs: []string{"a.o"}, Run: nop})
-	b := g.Add(&Job{Tool: "Offload::Packager", Outputs: []string{"b.out"}, Run: nop, Deps: []*Job{a}})
-	c := g.Add(&Job{Tool: "Offload::Linker", Outputs: []string{"c"}, Run: nop, Deps: []*Job{b}})
-	g.Add(&Job{Tool: "other", Args: []string{"true"}, Deps: []*Job{c}})
-	if err := g.Validate(); err != nil {
-		t.Fatal(err)
+	src := NewArtifact("m.c")
+	ir := NewArtifact("m.bc")
+	front := g.MustAdd(&Action{Kind: HostFrontend, Inputs: []*Artifact{src}, Outputs: []*Artifact{ir}, Run: nop})
+	dev := g.MustAdd(&Action{Kind: DeviceCompile, Inputs: []*Artifact{src, ir}, Outputs: []*Artifact{NewArtifact("m-dev.bc")}, Run: nop})
+	pack := g.MustAdd(&Action{Kind: Package, Inputs: dev.Outputs, Reads: []*Artifact{ir}, Outputs: []*Artifact{NewArtifact("m.out")}, Run: nop})
+	if d := dev.Deps(); len(d) != 1 || d[0] != front {
+		t.Errorf("device compile deps %v", d)
 	}
-	a.Deps = append(a.Deps, c)
-	err := g.Validate()
-	if err == nil {
-		t.Fatal("no error for a cycle")
+	if d := pack.Deps(); len(d) != 2 || d[0] != dev || d[1] != front {
+		t.Errorf("packager deps %v", d)
 	}
-	want := "dependency cycle: clang (a.o) -> Offload::Linker (c) -> Offload::Packager (b.out) -> clang (a.o)"
-	if !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not contain %q", err, want)
+	if s := g.Sources(); len(s) != 1 || s[0] != src {
+		t.Errorf("sources %v", s)
 	}
-	if err := Execute(context.Background(), &g, Options{}); err == nil || !strings.Contains(err.Error(), "cycle") {
-		t.Errorf("Execute on a cycle: %v", err)
+	if ir.Producer() != front || src.Producer() != nil {
+		t.Error("producers not recorded")
 	}
-}
 
-func TestValidateSelfAndMissing(t *testing.T) {
-	var g Graph
-	a := g.Add(&Job{Tool: "x", Run: nop})
-	a.Deps = []*Job{a}
-	if err := g.Validate(); err == nil || !strings.Contains(err.Error(), "x -> x") {
-		t.Errorf("self cycle: %v", err)
-	}
-	var h Graph
-	h.Add(&Job{Tool: "y", Run: nop, Deps: []*Job{{Tool: "z", Run: nop}}})
-	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "not in the graph") {
-		t.Errorf("missing dep: %v", err)
-	}
-	var k Graph
-	k.Add(&Job{Tool: "empty"})
-	if err := k.Validate(); err == nil {
-		t.Error("job without a command accepted")
-	}
-	var d Graph
-	d.Add(a)
-	d.Add(a)
-	if err := d.Validate(); err == nil {
-		t.Error("duplicate job accepted")
+	for _, tc := range []struct {
+		name string
+		add  func(g *Graph) error
+		want string
+	}{
+		{"two writers", func(g *Graph) error {
+			f := NewArtifact("x.o")
+			g.MustAdd(&Action{Tool: "a", Outputs: []*Artifact{f}, Run: nop})
+			return g.Add(&Action{Tool: "b", Outputs: []*Artifact{f}, Run: nop})
+		}, "both write x.o"},
+		{"producer not in graph", func(g *Graph) error {
+			f := NewArtifact("y.o")
+			other := &Graph{}
+			other.MustAdd(&Action{Tool: "a", Outputs: []*Artifact{f}, Run: nop})
+			return g.Add(&Action{Tool: "b", Inputs: []*Artifact{f}, Run: nop})
+		}, "not in the graph"},
+		{"reads its output", func(g *Graph) error {
+			f := NewArtifact("z.o")
+			return g.Add(&Action{Tool: "a", Inputs: []*Artifact{f}, Outputs: []*Artifact{f}, Run: nop})
+		}, "reads and writes z.o"},
+		{"no command", func(g *Graph) error { return g.Add(&Action{Tool: "a"}) }, "no command"},
+		{"twice", func(g *Graph) error {
+			a := g.MustAdd(&Action{Tool: "a", Run: nop})
+			return g.Add(a)
+		}, "twice"},
+	} {
+		err := tc.add(&Graph{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

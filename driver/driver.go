@@ -1,6 +1,9 @@
-// Package driver is offcc's compiler driver: it reads a clang command line,
-// plans the OpenMP offload compilation as a job graph and runs independent
-// jobs at once. Command lines without offloading go to clang unchanged.
+// Package driver is offcc's compiler driver. It reads a clang command line
+// into Options, asks clang for the jobs of an offload build, turns them into
+// a typed plan (actions.Graph) with the builder of the offload kind, and
+// runs the plan with one executor, printing it instead for -###,
+// -ccc-print-bindings and --print-job-graph. Command lines without
+// offloading, and those no builder can plan, go to clang unchanged.
 package driver
 
 import (
@@ -18,7 +21,8 @@ import (
 	"github.com/offcc/offcc/toolchain"
 )
 
-// Invocation is one run of the driver: how it was called and where it writes.
+// Invocation is one run of the driver: how it was called and where it
+// reads and writes.
 type Invocation struct {
 	// Argv0 is the name offcc was called by; clang runs under the same name,
 	// so "offcc++" compiles C++ like clang++.
@@ -27,6 +31,8 @@ type Invocation struct {
 	Args []string
 	// Env is the environment (os.Environ()).
 	Env []string
+	// Stdin is read when the build compiles standard input ("-").
+	Stdin io.Reader
 	// Stdout and Stderr receive output and diagnostics.
 	Stdout, Stderr io.Writer
 	// Self is the path of the offcc executable, printed for in-process steps.
@@ -72,11 +78,12 @@ func Main(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
-	if !opts.Offload() || opts.PrintPhases {
+	kind := opts.OffloadKind()
+	if kind == actions.None || opts.PrintPhases || opts.PreprocessOnly || builders[kind] == nil {
 		// Nothing to plan: clang's own driver does exactly what offcc would.
 		return inv.runClang(llvm.Clang(), opts.ClangArgs)
 	}
-	return inv.offload(ctx, llvm, opts)
+	return inv.offload(ctx, llvm, opts, kind)
 }
 
 // runClang hands the command line to clang under offcc's name.
@@ -87,10 +94,11 @@ func (inv *Invocation) runClang(clang string, args []string) int {
 		return inv.errorf("cannot run %s: %v", clang, err)
 	}
 	g := &actions.Graph{}
-	g.Add(&actions.Job{Tool: "clang", Args: append([]string{clang}, args...)})
-	err := actions.Execute(context.Background(), g, actions.Options{Jobs: 1, Stdout: inv.Stdout, Stderr: inv.Stderr})
+	g.MustAdd(&actions.Action{Kind: actions.Fallback, Tool: "clang", Command: append([]string{clang}, args...)})
+	sh := actions.NewShell(actions.ShellOptions{Stdout: inv.Stdout, Stderr: inv.Stderr})
+	err := actions.Execute(context.Background(), g, sh, actions.Options{Jobs: 1})
 	var ee *actions.ExitError
-	if errors.As(err, &ee) {
+	if errors.As(err, &ee) && ee.CommandFailed() {
 		return ee.Code
 	}
 	if err != nil {
@@ -99,43 +107,31 @@ func (inv *Invocation) runClang(clang string, args []string) int {
 	return 0
 }
 
-func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options) int {
-	dryRun := opts.HashHashHash || opts.PrintBindings
-	tmpRoot := inv.getenv("TMPDIR")
-	if tmpRoot == "" {
-		tmpRoot = os.TempDir()
+// tempRoot is the directory temporary files go in: $TMPDIR, else /tmp.
+func (inv *Invocation) tempRoot() string {
+	if d := inv.getenv("TMPDIR"); d != "" {
+		return filepath.Clean(d)
 	}
-	tempDir := tmpRoot
-	if !dryRun {
-		// Every temporary of this build lives in one private directory,
-		// removed whatever happens.
-		d, err := os.MkdirTemp(tmpRoot, "offcc-")
-		if err != nil {
-			return inv.errorf("cannot create temporary directory: %v", err)
-		}
-		defer os.RemoveAll(d)
-		tempDir = d
-	}
-	jobs, js, err := inv.concurrency(opts)
+	return filepath.Clean(os.TempDir())
+}
+
+// offload plans and runs (or prints) an offload build.
+func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind) int {
+	dryRun := opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != ""
+	root := inv.tempRoot()
+	// Every temporary of this build lives in one private directory,
+	// removed whatever happens. clang needs it to exist even for -###.
+	tempDir, err := os.MkdirTemp(root, "offcc-")
 	if err != nil {
-		return inv.errorf("%v", err)
+		return inv.errorf("cannot create temporary directory: %v", err)
 	}
-	if js != nil {
-		defer js.Close()
-	}
-	steps := &ToolSteps{
-		Prog: inv.prog(), Clang: llvm.Clang(),
-		LLVMDirExplicit: opts.LLVMDir, Jobs: jobs, Jobserver: js,
-	}
-	planner := &Planner{
-		Clang: llvm.Clang(), Argv0: inv.prog(), Self: inv.Self,
-		TempDir: tempDir, Env: inv.Env, Steps: steps,
-	}
+	defer os.RemoveAll(tempDir)
+
+	var cache *planCache
 	if !dryRun {
-		// Only private temporary directories can stand for a placeholder.
-		planner.Cache = newPlanCache(inv.getenv)
+		cache = newPlanCache(inv.getenv)
 	}
-	plan, err := planner.Plan(ctx, opts.ClangArgs)
+	header, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, cache)
 	var ce *ClangError
 	if errors.As(err, &ce) {
 		if ce.Messages != "" {
@@ -146,51 +142,135 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
-	switch {
-	case opts.PrintBindings:
-		printBindings(inv.Stderr, plan)
-		return 0
-	case opts.HashHashHash:
-		for _, h := range plan.Header {
-			fmt.Fprintln(inv.Stderr, h)
-		}
-		for _, j := range plan.Graph.Jobs {
-			fmt.Fprintln(inv.Stderr, actions.FormatHash(j.Args))
-		}
-		return 0
+	env := &planEnv{tempDir: tempDir, self: inv.Self, steps: &steps{clang: llvm.Clang()}, userInputs: map[string]bool{}}
+	for _, in := range opts.Inputs {
+		env.userInputs[in] = true
 	}
-	if opts.Verbose {
-		for _, h := range plan.Header {
-			fmt.Fprintln(inv.Stderr, h)
+	if opts.LLVMDir != "" {
+		env.linkPrefix = []string{"--llvm-dir=" + opts.LLVMDir}
+	}
+	plan, err := newPlanner(env, kind).build(jobs)
+	var ue *UnrecognizedError
+	if errors.As(err, &ue) {
+		// Fail closed: a plan offcc is not sure of is clang's to run.
+		if opts.Verbose {
+			fmt.Fprintf(inv.Stderr, "%s: note: handing the command line to clang: %v\n", inv.prog(), ue)
 		}
-	} else {
-		// Warnings clang's driver printed while planning.
-		for _, h := range plan.Header {
-			if strings.Contains(h, ": warning: ") {
-				fmt.Fprintln(inv.Stderr, h)
+		os.RemoveAll(tempDir) // Exec does not return
+		return inv.runClang(llvm.Clang(), opts.ClangArgs)
+	}
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	plan.Header = header
+
+	if dryRun {
+		// The printed commands name temporaries in TMPDIR, as clang's do.
+		rebaseTemps(plan.Graph, tempDir, root)
+		return inv.print(plan, opts)
+	}
+	printHeader(inv.Stderr, plan.Header, opts.Verbose)
+
+	jobsN, js, err := inv.concurrency(opts)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	if js != nil {
+		defer js.Close()
+	}
+	shopt := actions.ShellOptions{
+		Stdout: inv.Stdout, Stderr: inv.Stderr, Verbose: opts.Verbose,
+		TempDir: tempDir, Env: []string{"TMPDIR=" + tempDir},
+	}
+	if plan.ReadsStdin {
+		shopt.Stdin = func() ([]byte, error) { return io.ReadAll(inv.Stdin) }
+	}
+	traceFile := opts.JobTrace
+	if traceFile == "" {
+		traceFile = inv.getenv("OFFCC_JOB_TRACE")
+	}
+	var trace *actions.Trace
+	if traceFile != "" || inv.getenv("OFFCC_TRACE") != "" {
+		trace = &actions.Trace{}
+		if inv.getenv("OFFCC_TRACE") != "" {
+			trace.Lines = inv.Stderr
+		}
+	}
+	err = actions.Execute(ctx, plan.Graph, actions.NewShell(shopt), actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace})
+	status := inv.report(err)
+	if traceFile != "" {
+		if werr := atomicfile.WriteFunc(traceFile, 0o666, func(w io.Writer) error {
+			return trace.WriteChrome(w, inv.prog()+" "+strings.Join(inv.Args, " "))
+		}); werr != nil {
+			inv.errorf("cannot write the job trace: %v", werr)
+			if status == 0 {
+				status = 1
 			}
 		}
 	}
-	if err := atomicOutputs(plan.Graph, tempDir); err != nil {
-		return inv.errorf("%v", err)
-	}
-	for _, j := range plan.Graph.Jobs {
-		if j.Run == nil {
-			j.Env = append(j.Env, "TMPDIR="+tempDir)
+	return status
+}
+
+// printHeader prints clang's header lines: all of them under -v (version
+// and installation detection), otherwise only its driver warnings.
+func printHeader(w io.Writer, header []string, verbose bool) {
+	for _, h := range header {
+		if verbose || strings.Contains(h, ": warning: ") {
+			fmt.Fprintln(w, h)
 		}
 	}
-	var trace io.Writer
-	if inv.getenv("OFFCC_TRACE") != "" {
-		trace = inv.Stderr // one line per finished job: tool, wall time, status
+}
+
+// print writes the plan for -###, -ccc-print-bindings or
+// --print-job-graph.
+func (inv *Invocation) print(plan *Plan, opts *Options) int {
+	switch {
+	case opts.PrintJobGraph != "":
+		var err error
+		if opts.PrintJobGraph == "dot" {
+			err = actions.WriteDot(inv.Stdout, plan.Graph)
+		} else {
+			err = actions.WriteJSON(inv.Stdout, plan.Graph)
+		}
+		if err != nil {
+			return inv.errorf("%v", err)
+		}
+	case opts.PrintBindings:
+		printHeader(inv.Stderr, plan.Header, false)
+		actions.PrintBindings(inv.Stderr, plan.Graph)
+	default:
+		printHeader(inv.Stderr, plan.Header, true)
+		sh := actions.NewShell(actions.ShellOptions{Stdout: inv.Stdout, Stderr: inv.Stderr, DryRun: true})
+		if err := actions.Execute(context.Background(), plan.Graph, sh, actions.Options{}); err != nil {
+			return inv.errorf("%v", err)
+		}
 	}
-	err = actions.Execute(ctx, plan.Graph, actions.Options{
-		Jobs: jobs, Jobserver: js, Stdout: inv.Stdout, Stderr: inv.Stderr, Verbose: opts.Verbose, Trace: trace,
-	})
-	return inv.report(err)
+	return 0
+}
+
+// rebaseTemps renames the private temporary directory to dir in every
+// command and file name of the graph, for printing.
+func rebaseTemps(g *actions.Graph, private, dir string) {
+	from, to := private+string(filepath.Separator), dir+string(filepath.Separator)
+	seen := map[*actions.Artifact]bool{}
+	for _, a := range g.Actions {
+		for i, arg := range a.Command {
+			a.Command[i] = strings.ReplaceAll(arg, from, to)
+		}
+		for _, fs := range [][]*actions.Artifact{a.Inputs, a.Reads, a.Outputs} {
+			for _, f := range fs {
+				if !seen[f] {
+					seen[f] = true
+					f.Path = strings.Replace(f.Path, from, to, 1)
+				}
+			}
+		}
+	}
 }
 
 // report turns Execute's result into an exit status, printing offcc's line
-// for failures whose tool did not explain itself.
+// for failures whose tool did not explain itself: compiles print their own
+// diagnostics; a failed link gets clang's "linker command failed" line.
 func (inv *Invocation) report(err error) int {
 	if err == nil {
 		return 0
@@ -199,56 +279,17 @@ func (inv *Invocation) report(err error) int {
 	if !errors.As(err, &ee) {
 		return inv.errorf("%v", err)
 	}
-	switch {
-	case ee.Job == nil:
+	if ee.Action == nil {
 		inv.errorf("build interrupted")
 		if ee.Code > 1 {
 			return ee.Code
 		}
 		return 130
-	case ee.Job.Run != nil:
-		var se *statusError
-		if !errors.As(ee.Err, &se) {
-			inv.errorf("%v", ee.Err)
-		}
-	case ee.Job.Tool == "clang" || ee.Job.Tool == "clang::as":
-		// The compiler printed its diagnostics; clang adds nothing.
-	default:
+	}
+	if !(ee.CommandFailed() && ee.Code < 128 && !ee.Action.Kind.InLinkStage()) {
 		inv.errorf("%v", ee)
 	}
 	return ee.Code
-}
-
-// atomicOutputs makes every external job that writes a file outside the
-// temporary directory write a temporary name beside it, renamed on success,
-// so an interrupted or failed build never leaves a truncated output.
-func atomicOutputs(g *actions.Graph, tempDir string) error {
-	for _, j := range g.Jobs {
-		if j.Run != nil {
-			continue // in-process steps write atomically themselves
-		}
-		for i, a := range j.Args {
-			if a != "-o" || i+1 >= len(j.Args) {
-				continue
-			}
-			out := j.Args[i+1]
-			if out == "-" || strings.HasPrefix(out, "/dev/") || strings.HasPrefix(out, tempDir+string(filepath.Separator)) {
-				continue
-			}
-			tmp, err := atomicfile.TempName(out)
-			if err != nil {
-				return fmt.Errorf("cannot write '%s': %v", out, err)
-			}
-			j.Args[i+1] = tmp
-			for k, o := range j.Outputs {
-				if o == out {
-					j.Outputs[k] = tmp
-				}
-			}
-			j.Publish = append(j.Publish, actions.Rename{From: tmp, To: out})
-		}
-	}
-	return nil
 }
 
 // concurrency decides how many jobs may run at once: -j/--offload-jobs=N,
@@ -270,21 +311,6 @@ func (inv *Invocation) concurrency(opts *Options) (int, *actions.Jobserver, erro
 		fmt.Fprintf(inv.Stderr, "%s: warning: --offload-jobs=jobserver: no jobserver in MAKEFLAGS; using %d jobs\n", inv.prog(), defaultJobs())
 	}
 	return defaultJobs(), nil, nil
-}
-
-// printBindings prints the graph as clang's -ccc-print-bindings does.
-func printBindings(w io.Writer, plan *Plan) {
-	for _, j := range plan.Graph.Jobs {
-		var in []string
-		for _, f := range j.Inputs {
-			in = append(in, fmt.Sprintf("%q", f))
-		}
-		out := ""
-		if len(j.Outputs) > 0 {
-			out = j.Outputs[0]
-		}
-		fmt.Fprintf(w, "# %q - %q, inputs: [%s], output: %q\n", j.Triple, j.Tool, strings.Join(in, ", "), out)
-	}
 }
 
 // ExecClang is the default Invocation.Exec: it replaces the process.

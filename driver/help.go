@@ -26,7 +26,19 @@ OFFCC OPTIONS:
   -###                    Print the commands, run nothing
   -ccc-print-phases       Print clang's action graph
   -ccc-print-bindings     Print offcc's jobs with their inputs and outputs
+  --print-job-graph=json|dot
+                          Print offcc's typed job graph on stdout, run nothing
+  --job-trace=FILE        Write a Chrome trace (Perfetto, chrome://tracing) of
+                          every job run, link-stage jobs included (also
+                          $OFFCC_JOB_TRACE)
   -v                      Print the commands as they run
+
+ENVIRONMENT:
+  OFFCC_LLVM_DIR          the LLVM tools to use (see --llvm-dir)
+  OFFCC_JOB_TRACE=FILE    see --job-trace
+  OFFCC_TRACE=1           print one line per finished job with its wall time
+  OFFCC_PLAN_CACHE=0      do not cache clang's job lists
+  OFFCC_CACHE_DIR=DIR     where the plan cache lives (default ~/.cache/offcc)
 
 SUBCOMMANDS:
   offload-binary   pack or extract offload binaries (llvm-offload-binary)

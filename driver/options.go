@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/mattn/go-shellwords"
+
+	"github.com/offcc/offcc/actions"
 )
 
 // Options is what offcc itself needs to know about a command line. Every
@@ -15,6 +17,8 @@ import (
 type Options struct {
 	// ClangArgs are the arguments passed on to clang (offcc's own removed).
 	ClangArgs []string
+	// Inputs are the input files the command line names, in order.
+	Inputs []string
 	// LLVMDir is --llvm-dir=DIR.
 	LLVMDir string
 	// Jobs is -j N or --offload-jobs=N; 0 means the default.
@@ -37,18 +41,30 @@ type Options struct {
 	OpenMP bool
 	// OffloadTargets is set when any option selects offload devices.
 	OffloadTargets bool
-	// OtherOffload is set for CUDA, HIP and SYCL inputs or flags, which
-	// offcc hands to clang unchanged for now.
-	OtherOffload bool
+	// Language is the offload language named by -x or an input's
+	// extension (CUDA or HIP), or SYCL for -fsycl; None otherwise.
+	Language actions.OffloadKind
 	// PreprocessOnly is -E (or -M/-MM without -MD): output goes to stdout
 	// in clang's order, so clang runs it.
 	PreprocessOnly bool
+	// PrintJobGraph is --print-job-graph=json|dot: print the plan, run
+	// nothing.
+	PrintJobGraph string
+	// JobTrace is --job-trace=FILE: write a Chrome trace of the jobs run.
+	JobTrace string
 }
 
-// Offload reports whether the command line compiles or links OpenMP offload
-// code, the case offcc plans and runs itself.
-func (o *Options) Offload() bool {
-	return o.OpenMP && o.OffloadTargets && !o.OtherOffload && !o.PreprocessOnly
+// OffloadKind returns the offload model the command line compiles or links
+// for: CUDA, HIP or SYCL by language, OpenMP when -fopenmp comes with
+// offload targets, else None.
+func (o *Options) OffloadKind() actions.OffloadKind {
+	switch {
+	case o.Language != actions.None:
+		return o.Language
+	case o.OpenMP && o.OffloadTargets:
+		return actions.OpenMP
+	}
+	return actions.None
 }
 
 // optKind says how an option takes its value.
@@ -117,12 +133,27 @@ var optionTable = []optSpec{
 	{"-fopenmp=", joined, true, func(o *Options, v string) error { o.OpenMP = v != "" && v != "libgomp"; return nil }},
 	{"-fopenmp", flag, true, set(func(o *Options) { o.OpenMP = true })},
 	{"-fno-openmp", flag, true, set(func(o *Options) { o.OpenMP = false })},
-	{"-fsycl", flag, true, set(func(o *Options) { o.OtherOffload = true })},
-	{"-fsyclbin", flag, true, set(func(o *Options) { o.OtherOffload = true })},
-	{"--cuda-gpu-arch=", joined, true, set(func(o *Options) { o.OtherOffload = true })},
+	{"--print-job-graph=", joined, false, func(o *Options, v string) error {
+		if v != "json" && v != "dot" {
+			return fmt.Errorf("invalid value '%s' in '--print-job-graph=%s': expected 'json' or 'dot'", v, v)
+		}
+		o.PrintJobGraph = v
+		return nil
+	}},
+	{"--job-trace=", joined, false, func(o *Options, v string) error {
+		if v == "" {
+			return fmt.Errorf("--job-trace= needs a file name")
+		}
+		o.JobTrace = v
+		return nil
+	}},
+	{"-fsycl", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
+	{"-fsyclbin=", joined, true, set(func(o *Options) { o.Language = actions.SYCL })},
+	{"-fsyclbin", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
+	{"--cuda-gpu-arch=", joined, true, set(func(o *Options) { o.Language = actions.CUDA })},
 	{"-x", joinedOrSep, true, func(o *Options, v string) error {
-		if isOtherOffloadLanguage(v) {
-			o.OtherOffload = true
+		if k := languageKind(v); k != actions.None {
+			o.Language = k
 		}
 		return nil
 	}},
@@ -171,12 +202,15 @@ var optionTable = []optSpec{
 	{"-serialize-diagnostics", separate, true, nil},
 }
 
-func isOtherOffloadLanguage(lang string) bool {
+// languageKind returns the offload model of a -x language: CUDA or HIP.
+func languageKind(lang string) actions.OffloadKind {
 	switch lang {
-	case "cuda", "hip", "cuda-cpp-output", "hip-cpp-output", "cu":
-		return true
+	case "cuda", "cuda-cpp-output", "cu":
+		return actions.CUDA
+	case "hip", "hip-cpp-output":
+		return actions.HIP
 	}
-	return false
+	return actions.None
 }
 
 // Parse reads a command line (without argv[0]), expanding @response files.
@@ -198,10 +232,13 @@ func Parse(args []string) (*Options, error) {
 		}
 		spec, value, consumed, ok := match(a, expanded[i+1:])
 		if !ok {
-			if !strings.HasPrefix(a, "-") {
+			if a == "-" || !strings.HasPrefix(a, "-") {
+				o.Inputs = append(o.Inputs, a)
 				switch ext := strings.ToLower(fileExt(a)); ext {
-				case "cu", "hip":
-					o.OtherOffload = true
+				case "cu":
+					o.Language = actions.CUDA
+				case "hip":
+					o.Language = actions.HIP
 				}
 			}
 			o.ClangArgs = append(o.ClangArgs, a)

@@ -5,40 +5,48 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/offcc/offcc/actions"
 )
 
 func TestParseOptions(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		offload bool
+		offload actions.OffloadKind
 		clang   []string
 		jobs    int
 		check   func(*Options) bool
 	}{
-		{"plain compile", []string{"-c", "x.c", "-o", "x.o"}, false, []string{"-c", "x.c", "-o", "x.o"}, 0, nil},
-		{"openmp without targets", []string{"-fopenmp", "-c", "x.c"}, false, nil, 0, nil},
-		{"openmp targets", []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "x.c"}, true, nil, 0, nil},
-		{"offload arch", []string{"-fopenmp", "--offload-arch=gfx90a,sm_80", "x.c"}, true, nil, 0, nil},
-		{"fno-openmp wins when last", []string{"-fopenmp", "--offload-arch=gfx90a", "-fno-openmp", "x.c"}, false, nil, 0, nil},
-		{"fopenmp=libgomp is not offload", []string{"-fopenmp=libgomp", "--offload-arch=gfx90a", "x.c"}, false, nil, 0, nil},
-		{"-j separate is offcc's", []string{"-j", "3", "-fopenmp", "--offload-arch=gfx90a", "-c", "x.c"}, true,
+		{"plain compile", []string{"-c", "x.c", "-o", "x.o"}, actions.None, []string{"-c", "x.c", "-o", "x.o"}, 0, nil},
+		{"openmp without targets", []string{"-fopenmp", "-c", "x.c"}, actions.None, nil, 0, nil},
+		{"openmp targets", []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "x.c"}, actions.OpenMP, nil, 0, nil},
+		{"offload arch", []string{"-fopenmp", "--offload-arch=gfx90a,sm_80", "x.c"}, actions.OpenMP, nil, 0, nil},
+		{"fno-openmp wins when last", []string{"-fopenmp", "--offload-arch=gfx90a", "-fno-openmp", "x.c"}, actions.None, nil, 0, nil},
+		{"fopenmp=libgomp is not offload", []string{"-fopenmp=libgomp", "--offload-arch=gfx90a", "x.c"}, actions.None, nil, 0, nil},
+		{"-j separate is offcc's", []string{"-j", "3", "-fopenmp", "--offload-arch=gfx90a", "-c", "x.c"}, actions.OpenMP,
 			[]string{"-fopenmp", "--offload-arch=gfx90a", "-c", "x.c"}, 3, nil},
-		{"-j joined", []string{"-j7", "-c", "x.c"}, false, []string{"-c", "x.c"}, 7, nil},
-		{"--offload-jobs", []string{"--offload-jobs=5", "-c", "x.c"}, false, []string{"-c", "x.c"}, 5, nil},
-		{"jobserver", []string{"--offload-jobs=jobserver", "x.c"}, false, []string{"x.c"}, 0,
+		{"-j joined", []string{"-j7", "-c", "x.c"}, actions.None, []string{"-c", "x.c"}, 7, nil},
+		{"--offload-jobs", []string{"--offload-jobs=5", "-c", "x.c"}, actions.None, []string{"-c", "x.c"}, 5, nil},
+		{"jobserver", []string{"--offload-jobs=jobserver", "x.c"}, actions.None, []string{"x.c"}, 0,
 			func(o *Options) bool { return o.UseJobserver }},
-		{"llvm dir", []string{"--llvm-dir=/opt/llvm/bin", "x.c"}, false, []string{"x.c"}, 0,
+		{"llvm dir", []string{"--llvm-dir=/opt/llvm/bin", "x.c"}, actions.None, []string{"x.c"}, 0,
 			func(o *Options) bool { return o.LLVMDir == "/opt/llvm/bin" }},
-		{"-Xclang value is not an option", []string{"-Xclang", "-fopenmp", "--offload-arch=gfx90a", "x.c"}, false, nil, 0, nil},
-		{"-o value is not an input", []string{"-fopenmp", "--offload-arch=gfx90a", "-c", "x.c", "-o", "y.cu"}, true, nil, 0, nil},
-		{"cuda input goes to clang", []string{"-fopenmp", "--offload-arch=sm_80", "k.cu"}, false, nil, 0, nil},
-		{"-x hip goes to clang", []string{"-x", "hip", "--offload-arch=gfx90a", "k.c"}, false, nil, 0, nil},
-		{"-E goes to clang", []string{"-E", "-fopenmp", "--offload-arch=gfx90a", "x.c"}, false, nil, 0, nil},
+		{"-Xclang value is not an option", []string{"-Xclang", "-fopenmp", "--offload-arch=gfx90a", "x.c"}, actions.None, nil, 0, nil},
+		{"-o value is not an input", []string{"-fopenmp", "--offload-arch=gfx90a", "-c", "x.c", "-o", "y.cu"}, actions.OpenMP, nil, 0, nil},
+		{"cuda input", []string{"-fopenmp", "--offload-arch=sm_80", "k.cu"}, actions.CUDA, nil, 0, nil},
+		{"-x hip", []string{"-x", "hip", "--offload-arch=gfx90a", "k.c"}, actions.HIP, nil, 0, nil},
+		{"-x cuda then -x c", []string{"-x", "cuda", "a.cu", "-x", "c", "b.c"}, actions.CUDA, nil, 0, nil},
+		{"-fsycl", []string{"-fsycl", "k.cpp"}, actions.SYCL, nil, 0, nil},
+		{"-fsyclbin=object", []string{"-fsyclbin=object", "k.cpp"}, actions.SYCL, nil, 0, nil},
+		{"-E goes to clang", []string{"-E", "-fopenmp", "--offload-arch=gfx90a", "x.c"}, actions.OpenMP, nil, 0,
+			func(o *Options) bool { return o.PreprocessOnly }},
+		{"--print-job-graph and --job-trace are offcc's", []string{"--print-job-graph=dot", "--job-trace=t.json", "-c", "x.c"}, actions.None,
+			[]string{"-c", "x.c"}, 0, func(o *Options) bool { return o.PrintJobGraph == "dot" && o.JobTrace == "t.json" }},
 		{"-Xopenmp-target= takes the next argument", []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu",
-			"-Xopenmp-target=x86_64-pc-linux-gnu", "-j", "x.c"}, true, nil, 0,
+			"-Xopenmp-target=x86_64-pc-linux-gnu", "-j", "x.c"}, actions.OpenMP, nil, 0,
 			func(o *Options) bool { return o.Jobs == 0 && o.ClangArgs[3] == "-j" }},
-		{"-### and -v", []string{"-###", "-v", "x.c"}, false, nil, 0, func(o *Options) bool { return o.HashHashHash && o.Verbose }},
+		{"-### and -v", []string{"-###", "-v", "x.c"}, actions.None, nil, 0, func(o *Options) bool { return o.HashHashHash && o.Verbose }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,8 +54,8 @@ func TestParseOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Offload() != tt.offload {
-				t.Errorf("Offload() = %v, want %v", o.Offload(), tt.offload)
+			if o.OffloadKind() != tt.offload {
+				t.Errorf("OffloadKind() = %v, want %v", o.OffloadKind(), tt.offload)
 			}
 			if tt.clang != nil && !reflect.DeepEqual(o.ClangArgs, tt.clang) {
 				t.Errorf("ClangArgs = %q, want %q", o.ClangArgs, tt.clang)
@@ -67,6 +75,8 @@ func TestParseErrors(t *testing.T) {
 		{"-j", "0", "x.c"},
 		{"--offload-jobs=many", "x.c"},
 		{"-c", "x.c", "-o"},
+		{"--print-job-graph=svg", "x.c"},
+		{"--job-trace=", "x.c"},
 	} {
 		if _, err := Parse(args); err == nil {
 			t.Errorf("Parse(%q) succeeded, want an error", args)
@@ -88,7 +98,7 @@ func TestResponseFiles(t *testing.T) {
 	if !reflect.DeepEqual(o.ClangArgs, want) {
 		t.Errorf("ClangArgs = %q, want %q", o.ClangArgs, want)
 	}
-	if !o.Offload() {
+	if o.OffloadKind() != actions.OpenMP {
 		t.Error("offload options inside a response file were not seen")
 	}
 }

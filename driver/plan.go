@@ -5,59 +5,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/tempname"
-	"github.com/offcc/offcc/toolchain"
+	"github.com/offcc/offcc/target"
 )
 
-// Plan is offcc's job graph for one command line, planned from the commands
-// clang's driver would run (clang translates every option; offcc owns the
-// graph: which jobs exist, what they wait for and how they run).
+// Plan is offcc's typed plan for one command line: the actions that build
+// it and what clang's driver printed while planning.
 type Plan struct {
 	// Header holds the lines clang prints before its jobs: the version
-	// header and, under -v, its installation-detection lines.
+	// header, under -v its installation-detection lines, and its driver
+	// warnings.
 	Header []string
-	// Graph is the job graph in clang's order.
+	// Graph holds the actions in clang's job order.
 	Graph *actions.Graph
 	// HostTriple is the host compilation's triple.
 	HostTriple string
+	// ReadsStdin is set when an action reads standard input.
+	ReadsStdin bool
 }
 
-// Planner turns clang's job list into offcc's graph.
-type Planner struct {
-	// Clang is the clang driver to ask for its job list.
-	Clang string
-	// Argv0 is the name clang is run under, so its diagnostics and driver
-	// mode (offcc++ means g++ mode) match offcc's.
-	Argv0 string
-	// Self is the offcc executable, printed for in-process steps.
-	Self string
-	// TempDir is the directory clang names temporaries in (TMPDIR).
-	TempDir string
-	// Env is the environment to run clang with.
-	Env []string
-	// Steps runs offcc's in-process steps.
-	Steps Steps
-	// Cache, when non-nil, remembers clang's job lists (see planCache).
-	Cache *planCache
+// UnrecognizedError reports a job clang printed that offcc's builder
+// cannot plan with certainty. offcc then hands the whole command line to
+// clang unchanged.
+type UnrecognizedError struct {
+	Job    string
+	Reason string
 }
 
-// Steps are the in-process implementations of the steps offcc owns.
-type Steps interface {
-	// Package writes an offload binary: args are llvm-offload-binary's.
-	Package(ctx context.Context, args []string, stdout, stderr io.Writer) error
-	// Embed adds blobs as the .llvm.offloading section of hostObj, writing out.
-	Embed(ctx context.Context, out, hostObj string, blobs []string) error
-	// Link runs the link stage: args are clang-linker-wrapper's.
-	Link(ctx context.Context, args []string, stdout, stderr io.Writer) error
-	// LinkArgsPrefix is printed between "offcc linker-wrapper" and the args.
-	LinkArgsPrefix() []string
+func (e *UnrecognizedError) Error() string {
+	if e.Job == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("%s, in: %s", e.Reason, e.Job)
+}
+
+func unrecognized(j *clangJob, format string, args ...any) error {
+	e := &UnrecognizedError{Reason: fmt.Sprintf(format, args...)}
+	if j != nil {
+		e.Job = j.String()
+	}
+	return e
 }
 
 // ClangError is a failure reported by clang's driver while planning: its
@@ -69,8 +63,171 @@ type ClangError struct {
 
 func (e *ClangError) Error() string { return strings.TrimRight(e.Messages, "\n") }
 
-// Plan asks clang for its jobs (clang -###) and builds offcc's graph.
-func (p *Planner) Plan(ctx context.Context, clangArgs []string) (*Plan, error) {
+// offloadBuilder turns the jobs clang's driver prints for one offload
+// model into typed actions, as clang's per-kind offload action builders
+// decide which actions exist. A new offload kind plugs in by implementing
+// it and registering in builders; the executor does not change.
+type offloadBuilder interface {
+	// bind adds the actions of one clang job to the plan, or returns an
+	// *UnrecognizedError for a job it cannot plan.
+	bind(p *planner, j *clangJob) error
+}
+
+// builders are the offload builders by the model they plan.
+var builders = map[actions.OffloadKind]offloadBuilder{
+	actions.OpenMP: openmpBuilder{},
+}
+
+// planner builds a Plan from clang's jobs. It binds every file a job reads
+// or writes to an artifact by the option that names it, and refuses a job
+// that names a temporary file it did not bind.
+type planner struct {
+	env     *planEnv
+	offload actions.OffloadKind
+	plan    *Plan
+	// files holds every artifact so far by path: sources and outputs.
+	files map[string]*actions.Artifact
+}
+
+// planEnv is what building a plan needs to know about the invocation.
+type planEnv struct {
+	// tempDir is the build's private temporary directory: clang names its
+	// temporaries there.
+	tempDir string
+	// self is the offcc executable, printed for in-process steps.
+	self string
+	// linkPrefix goes between "offcc linker-wrapper" and the wrapper's
+	// arguments in printed commands (--llvm-dir=DIR when given).
+	linkPrefix []string
+	// steps runs offcc's in-process steps.
+	steps *steps
+	// userInputs are the input files named on the command line.
+	userInputs map[string]bool
+}
+
+func newPlanner(env *planEnv, offload actions.OffloadKind) *planner {
+	return &planner{env: env, offload: offload, plan: &Plan{Graph: &actions.Graph{}}, files: map[string]*actions.Artifact{}}
+}
+
+// build plans every job.
+func (p *planner) build(jobs []*clangJob) (*Plan, error) {
+	b := builders[p.offload]
+	if b == nil {
+		return nil, unrecognized(nil, "offcc does not plan %s offloading yet", p.offload)
+	}
+	if len(jobs) == 0 {
+		return nil, unrecognized(nil, "clang printed no jobs")
+	}
+	for _, j := range jobs {
+		if err := b.bind(p, j); err != nil {
+			return nil, err
+		}
+	}
+	return p.plan, nil
+}
+
+// isTemp reports whether path lies in the private temporary directory.
+func (p *planner) isTemp(path string) bool {
+	return strings.HasPrefix(path, p.env.tempDir+string(filepath.Separator))
+}
+
+// input returns the artifact for a file a job reads: the output of an
+// earlier job, or a file that exists before the build. A temporary file no
+// earlier job writes means offcc misread the plan.
+func (p *planner) input(j *clangJob, path string) (*actions.Artifact, error) {
+	if f, ok := p.files[path]; ok {
+		return f, nil
+	}
+	if p.isTemp(path) {
+		return nil, unrecognized(j, "the job reads %s, which no earlier job writes", path)
+	}
+	f := actions.NewArtifact(path)
+	p.files[path] = f
+	if f.IsStdin() {
+		p.plan.ReadsStdin = true
+	}
+	return f, nil
+}
+
+// output returns a new artifact for a file a job writes.
+func (p *planner) output(j *clangJob, path string) (*actions.Artifact, error) {
+	if _, ok := p.files[path]; ok {
+		return nil, unrecognized(j, "%s is written by two jobs, or read before it is written", path)
+	}
+	f := actions.NewArtifact(path)
+	p.files[path] = f
+	return f, nil
+}
+
+// temp returns a new artifact for a temporary file of offcc's own, named
+// like clang's: <tmp>/<stem>-<6 hex><ext>, stem taken from like.
+func (p *planner) temp(like, ext string) *actions.Artifact {
+	base := filepath.Base(like)
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	if i := strings.LastIndexByte(stem, '-'); i > 0 && len(stem)-i == 7 && p.isTemp(like) {
+		stem = stem[:i] // already a clang temporary name
+	}
+	for {
+		path := filepath.Join(p.env.tempDir, fmt.Sprintf("%s-%s%s", stem, tempname.Hex6(), ext))
+		if _, used := p.files[path]; !used {
+			f := actions.NewArtifact(path)
+			p.files[path] = f
+			return f
+		}
+	}
+}
+
+// add checks that the job names no temporary file the action does not
+// read or write, then adds the action to the plan.
+func (p *planner) add(j *clangJob, a *actions.Action) error {
+	if err := p.checkBound(j, a); err != nil {
+		return err
+	}
+	if err := p.plan.Graph.Add(a); err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	return nil
+}
+
+// checkBound refuses a job whose command line names a temporary file that
+// is neither an input nor an output of its action: an edge offcc would
+// otherwise miss.
+func (p *planner) checkBound(j *clangJob, a *actions.Action) error {
+	var bound []string
+	for _, fs := range [][]*actions.Artifact{a.Inputs, a.Reads, a.Outputs} {
+		for _, f := range fs {
+			bound = append(bound, f.Path)
+		}
+	}
+	sort.Slice(bound, func(x, y int) bool { return len(bound[x]) > len(bound[y]) })
+	dir := p.env.tempDir + string(filepath.Separator)
+	for _, arg := range j.argv[1:] {
+		if !strings.Contains(arg, dir) {
+			continue
+		}
+		rest := arg
+		for _, b := range bound {
+			rest = strings.ReplaceAll(rest, b, "")
+		}
+		if strings.Contains(rest, dir) {
+			return unrecognized(j, "the argument %q names a temporary file offcc does not know the role of", arg)
+		}
+	}
+	return nil
+}
+
+// hostTriple returns the host triple seen so far, or the default.
+func (p *planner) hostTriple() string {
+	if p.plan.HostTriple != "" {
+		return p.plan.HostTriple
+	}
+	return target.DefaultHostTriple()
+}
+
+// clangJobs asks clang for its jobs (clang -###), from the plan cache when
+// it has a usable entry. It returns the header lines, the jobs and clang's
+// warnings; a failure of clang's driver is a *ClangError.
+func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []string, tempDir string, cache *planCache) (header []string, jobs []*clangJob, err error) {
 	args := make([]string, 0, len(clangArgs)+1)
 	for _, a := range clangArgs {
 		switch a {
@@ -80,22 +237,21 @@ func (p *Planner) Plan(ctx context.Context, clangArgs []string) (*Plan, error) {
 		args = append(args, a)
 	}
 	args = append(args, "-###")
-	output, code, err := p.clangJobs(ctx, args)
+	output, code, err := runClangHashHashHash(ctx, inv, clang, args, tempDir, cache)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var header, messages []string
-	var jobs [][]string
+	var messages []string
 	inHeader := true
 	for _, line := range strings.Split(strings.TrimRight(output, "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(line, " \""):
 			inHeader = false
-			fields, err := actions.SplitHash(line)
-			if err != nil {
-				return nil, fmt.Errorf("cannot read clang's job line: %v", err)
+			argv, err := actions.SplitHash(line)
+			if err != nil || len(argv) == 0 {
+				return nil, nil, fmt.Errorf("cannot read clang's job line: %v", err)
 			}
-			jobs = append(jobs, fields)
+			jobs = append(jobs, newClangJob(argv))
 		case line == " (in-process)":
 		case inHeader && !strings.Contains(line, ": error: ") && !strings.Contains(line, ": warning: "):
 			header = append(header, line)
@@ -104,58 +260,46 @@ func (p *Planner) Plan(ctx context.Context, clangArgs []string) (*Plan, error) {
 		}
 	}
 	if code != 0 {
-		return nil, &ClangError{Messages: strings.Join(messages, "\n"), Code: code}
+		return nil, nil, &ClangError{Messages: strings.Join(messages, "\n"), Code: code}
 	}
-	if len(messages) > 0 {
-		// Warnings from clang's driver (unused arguments, ...) reach the user
-		// once, as clang would print them.
-		header = append(header, messages...)
-	}
-	plan := &Plan{Header: header, Graph: &actions.Graph{}}
-	if err := p.build(plan, jobs); err != nil {
-		return nil, err
-	}
-	return plan, nil
+	// Warnings from clang's driver (unused arguments, ...) reach the user
+	// once, as clang would print them.
+	return append(header, messages...), jobs, nil
 }
 
-// clangJobs returns clang's -### output and exit status, from the plan
-// cache when it has a usable entry.
-func (p *Planner) clangJobs(ctx context.Context, args []string) (string, int, error) {
+// runClangHashHashHash returns clang's -### output and exit status.
+func runClangHashHashHash(ctx context.Context, inv *Invocation, clang string, args []string, tempDir string, cache *planCache) (string, int, error) {
 	var key string
-	cacheable := p.Cache != nil
+	cacheable := cache != nil
 	if cacheable {
-		key, cacheable = p.Cache.key(p.Clang, p.Argv0, args, p.Env)
+		key, cacheable = cache.key(clang, inv.prog(), args, inv.Env)
 	}
 	if cacheable {
-		if out, ok := p.Cache.load(key, p.TempDir); ok && sourcesExist(out, p.TempDir) {
+		if out, ok := cache.load(key, tempDir); ok && sourcesExist(out, tempDir) {
 			return out, 0, nil
 		}
 	}
-	cmd := exec.CommandContext(ctx, p.Clang, args...)
-	cmd.Args[0] = p.Argv0
-	cmd.Env = append(append([]string{}, p.Env...), "TMPDIR="+p.TempDir)
+	cmd := exec.CommandContext(ctx, clang, args...)
+	cmd.Args[0] = inv.prog()
+	cmd.Env = append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
 	var out bytes.Buffer
 	cmd.Stderr = &out
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {
-		code := 1
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			return "", 0, fmt.Errorf("cannot run %s: %v", p.Clang, err)
+			return "", 0, fmt.Errorf("cannot run %s: %v", clang, err)
 		}
-		if ee.ExitCode() > 0 {
-			code = ee.ExitCode()
-		}
-		return out.String(), code, nil
+		return out.String(), max(ee.ExitCode(), 1), nil
 	}
 	if cacheable {
-		p.Cache.store(key, p.TempDir, out.String())
+		cache.store(key, tempDir, out.String())
 	}
 	return out.String(), 0, nil
 }
 
-// sourcesExist reports whether every file a cached plan's compile jobs read
-// (their last argument, when it is not a temporary) still exists; if one is
+// sourcesExist reports whether every file a cached plan's compile jobs
+// read (their input, when it is not a temporary) still exists; if one is
 // gone, clang itself must say so.
 func sourcesExist(output, tempDir string) bool {
 	for _, line := range strings.Split(output, "\n") {
@@ -163,300 +307,16 @@ func sourcesExist(output, tempDir string) bool {
 			continue
 		}
 		argv, err := actions.SplitHash(line)
-		if err != nil || len(argv) < 2 || (argv[1] != "-cc1" && argv[1] != "-cc1as") {
+		if err != nil || len(argv) < 2 || argv[1] != "-cc1" {
 			continue
 		}
-		in := mainInput(argv, argAfter(argv, "-o"))
-		if in == "" || strings.HasPrefix(in, tempDir+string(filepath.Separator)) {
+		c, err := parseCC1(argv)
+		if err != nil || c.input == "-" || strings.HasPrefix(c.input, tempDir+string(filepath.Separator)) {
 			continue
 		}
-		if _, err := os.Stat(in); err != nil {
+		if _, err := os.Stat(c.input); err != nil {
 			return false
 		}
 	}
 	return true
-}
-
-// producers maps each output file to the job that writes it.
-type producers map[string]*actions.Job
-
-// refs returns the earlier outputs an argument names: the whole argument,
-// the part after '=', or file= values of an --image= specification.
-func (pr producers) refs(arg string) []string {
-	if _, ok := pr[arg]; ok {
-		return []string{arg}
-	}
-	var out []string
-	if strings.HasPrefix(arg, "--image=") {
-		for _, kv := range strings.Split(strings.TrimPrefix(arg, "--image="), ",") {
-			if f, ok := strings.CutPrefix(kv, "file="); ok {
-				if _, ok := pr[f]; ok {
-					out = append(out, f)
-				}
-			}
-		}
-		return out
-	}
-	if i := strings.IndexByte(arg, '='); i >= 0 {
-		if _, ok := pr[arg[i+1:]]; ok {
-			out = append(out, arg[i+1:])
-		}
-	}
-	return out
-}
-
-func (p *Planner) build(plan *Plan, jobs [][]string) error {
-	pr := producers{}
-	for _, argv := range jobs {
-		if len(argv) == 0 {
-			continue
-		}
-		j := describe(argv)
-		if j.Triple == "" {
-			j.Triple = plan.HostTriple
-		}
-		if plan.HostTriple == "" && j.Tool == "clang" {
-			plan.HostTriple = j.Triple
-		}
-		// Dependencies: every earlier output this command names.
-		seen := map[*actions.Job]bool{}
-		for _, a := range argv[1:] {
-			for _, f := range pr.refs(a) {
-				if !contains(j.Inputs, f) {
-					j.Inputs = append(j.Inputs, f)
-				}
-				if d := pr[f]; !seen[d] {
-					seen[d] = true
-					j.Deps = append(j.Deps, d)
-				}
-			}
-		}
-		switch base := toolchain.ToolName(argv[0]); {
-		case base == "llvm-offload-binary" || base == "clang-offload-packager":
-			p.inProcessPackager(j)
-		case base == "clang-linker-wrapper":
-			p.inProcessLinker(j, plan.HostTriple)
-		case j.Tool == "clang" && contains(argv, "-emit-obj") && embedsOffload(argv):
-			// The host backend would wait for every device image only to
-			// copy it into a section. Compile the host object alone and add
-			// the section afterwards, so the backend runs beside the device
-			// compiles.
-			if err := p.splitEmbed(plan, j, pr); err != nil {
-				return err
-			}
-			continue
-		}
-		plan.Graph.Add(j)
-		for _, o := range j.Outputs {
-			pr[o] = j
-		}
-	}
-	return nil
-}
-
-// describe reads one clang job: its tool name for -ccc-print-bindings, its
-// triple, output, primary input and estimated cost.
-func describe(argv []string) *actions.Job {
-	j := &actions.Job{Args: argv}
-	base := toolchain.ToolName(argv[0])
-	out := argAfter(argv, "-o")
-	switch {
-	case len(argv) > 1 && argv[1] == "-cc1":
-		j.Tool = "clang"
-		j.Triple = argAfter(argv, "-triple")
-		j.Cost = cc1Cost(argv)
-	case len(argv) > 1 && argv[1] == "-cc1as":
-		j.Tool = "clang::as"
-		j.Triple = argAfter(argv, "-triple")
-		j.Cost = 0.1
-	case base == "llvm-offload-binary" || base == "clang-offload-packager":
-		j.Tool = "Offload::Packager"
-		j.Cost = 0.05
-	case base == "clang-linker-wrapper":
-		j.Tool = "Offload::Linker"
-		j.Cost = 1
-	case base == "ptxas":
-		j.Tool = "NVPTX::Assembler"
-		j.Triple = "nvptx64-nvidia-cuda"
-		out = argAfter(argv, "--output-file")
-		j.Cost = 0.5
-	case base == "ld" || strings.HasPrefix(base, "ld."):
-		j.Tool = "GNU::Linker"
-		j.Cost = 1
-	default:
-		j.Tool = base
-		j.Cost = 0.5
-	}
-	switch j.Tool {
-	case "clang", "clang::as", "NVPTX::Assembler":
-		if in := mainInput(argv, out); in != "" {
-			j.Inputs = append(j.Inputs, in)
-		}
-	}
-	if out != "" {
-		j.Outputs = []string{out}
-	}
-	return j
-}
-
-// mainInput returns the file a compile or assemble job reads: the last
-// argument that is not an option (clang puts it last, after "-x <lang>";
-// ptxas may follow it with "-c"), or "" when that is the job's output.
-func mainInput(argv []string, out string) string {
-	for i := len(argv) - 1; i > 0; i-- {
-		if a := argv[i]; !strings.HasPrefix(a, "-") {
-			if a == out {
-				return ""
-			}
-			return a
-		}
-	}
-	return ""
-}
-
-// cc1Cost estimates a compile's cost relative to a device compile, from
-// measurements of clang 22 on OpenMP code: the host front end without LLVM
-// passes is about a fifth of a device compile, the host backend a bit more.
-func cc1Cost(argv []string) float64 {
-	switch {
-	case contains(argv, "-disable-llvm-passes"):
-		return 0.2
-	case contains(argv, "-fopenmp-is-target-device"):
-		return 1
-	case argAfter(argv, "-x") == "ir":
-		return 1.3
-	}
-	return 1
-}
-
-func (p *Planner) inProcessPackager(j *actions.Job) {
-	args := append([]string{}, j.Args[1:]...)
-	j.Args = append([]string{p.Self, "offload-binary"}, args...)
-	steps := p.Steps
-	j.Run = func(ctx context.Context, stdout, stderr io.Writer) error {
-		return steps.Package(ctx, args, stdout, stderr)
-	}
-}
-
-func (p *Planner) inProcessLinker(j *actions.Job, hostTriple string) {
-	args := append([]string{}, j.Args[1:]...)
-	j.Args = append(append([]string{p.Self, "linker-wrapper"}, p.Steps.LinkArgsPrefix()...), args...)
-	j.Triple = hostTriple
-	steps := p.Steps
-	j.Run = func(ctx context.Context, stdout, stderr io.Writer) error {
-		return steps.Link(ctx, args, stdout, stderr)
-	}
-}
-
-// splitEmbed replaces a host backend job that embeds offload binaries by a
-// backend job that does not, plus an embedding step after it.
-func (p *Planner) splitEmbed(plan *Plan, j *actions.Job, pr producers) error {
-	var blobs []string
-	var args []string
-	for _, a := range j.Args {
-		if b, ok := strings.CutPrefix(a, "-fembed-offload-object="); ok {
-			blobs = append(blobs, b)
-			continue
-		}
-		args = append(args, a)
-	}
-	if len(j.Outputs) != 1 {
-		return fmt.Errorf("host backend job has no output")
-	}
-	final := j.Outputs[0]
-	hostOnly, err := p.tempName(final)
-	if err != nil {
-		return err
-	}
-	setArgAfter(args, "-o", hostOnly)
-	backend := &actions.Job{
-		Tool: j.Tool, Triple: j.Triple, Args: args, Cost: j.Cost,
-		Outputs: []string{hostOnly},
-	}
-	var embedDeps []*actions.Job
-	for _, in := range j.Inputs {
-		if contains(blobs, in) {
-			continue
-		}
-		backend.Inputs = append(backend.Inputs, in)
-		if d := pr[in]; d != nil {
-			backend.Deps = append(backend.Deps, d)
-		}
-	}
-	embedDeps = append(embedDeps, backend)
-	for _, b := range blobs {
-		if d := pr[b]; d != nil {
-			embedDeps = append(embedDeps, d)
-		}
-	}
-	embed := &actions.Job{
-		Tool:    "Offload::Embedder",
-		Triple:  j.Triple,
-		Args:    append([]string{p.Self, "offload-embed", "-o", final, hostOnly}, blobs...),
-		Inputs:  append([]string{hostOnly}, blobs...),
-		Outputs: []string{final},
-		Deps:    embedDeps,
-		Cost:    0.02,
-	}
-	steps := p.Steps
-	embed.Run = func(ctx context.Context, _, _ io.Writer) error {
-		return steps.Embed(ctx, final, hostOnly, blobs)
-	}
-	plan.Graph.Add(backend)
-	plan.Graph.Add(embed)
-	pr[hostOnly] = backend
-	pr[final] = embed
-	return nil
-}
-
-// tempName names a temporary like clang: <tmp>/<stem>-<6 hex>.<ext>.
-func (p *Planner) tempName(like string) (string, error) {
-	base := filepath.Base(like)
-	ext := filepath.Ext(base)
-	stem := strings.TrimSuffix(base, ext)
-	if i := strings.LastIndexByte(stem, '-'); i > 0 && len(stem)-i == 7 && strings.HasPrefix(like, p.TempDir) {
-		stem = stem[:i] // already a clang temporary name
-	}
-	dir := p.TempDir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, fmt.Sprintf("%s-%s%s", stem, tempname.Hex6(), ext)), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func argAfter(argv []string, opt string) string {
-	for i := 1; i+1 < len(argv); i++ {
-		if argv[i] == opt {
-			return argv[i+1]
-		}
-	}
-	return ""
-}
-
-func setArgAfter(argv []string, opt, value string) {
-	for i := 1; i+1 < len(argv); i++ {
-		if argv[i] == opt {
-			argv[i+1] = value
-			return
-		}
-	}
-}
-
-// embedsOffload reports whether a compile embeds offload binaries.
-func embedsOffload(argv []string) bool {
-	for _, a := range argv {
-		if strings.HasPrefix(a, "-fembed-offload-object=") {
-			return true
-		}
-	}
-	return false
 }

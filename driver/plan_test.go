@@ -2,112 +2,262 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
-// fakeSteps records nothing and does nothing: plan tests never run jobs.
-type fakeSteps struct{}
-
-func (fakeSteps) Package(context.Context, []string, io.Writer, io.Writer) error { return nil }
-func (fakeSteps) Embed(context.Context, string, string, []string) error         { return nil }
-func (fakeSteps) Link(context.Context, []string, io.Writer, io.Writer) error    { return nil }
-func (fakeSteps) LinkArgsPrefix() []string                                      { return nil }
-
-// cannedJobs is clang 22's -### output for
-// "clang -fopenmp --offload-arch=gfx906,gfx90a -nogpulib m.c -o m", shortened
-// to the arguments the planner reads.
-const cannedJobs = `Debian clang version 22.1.8 (1~deb12u1)
-Target: x86_64-pc-linux-gnu
-Thread model: posix
-InstalledDir: /usr/lib/llvm-22/bin
- "/usr/lib/llvm-22/bin/clang" "-cc1" "-triple" "x86_64-pc-linux-gnu" "-emit-llvm-bc" "-disable-llvm-passes" "--offload-targets=amdgcn-amd-amdhsa" "-o" "TMP/m-38ae8c.bc" "-x" "c" "m.c"
- "/usr/lib/llvm-22/bin/clang" "-cc1" "-triple" "amdgcn-amd-amdhsa" "-aux-triple" "x86_64-pc-linux-gnu" "-emit-llvm-bc" "-fopenmp-is-target-device" "-fopenmp-host-ir-file-path" "TMP/m-38ae8c.bc" "-target-cpu" "gfx906" "-o" "TMP/m-gfx906-e224e3.bc" "-x" "c" "m.c"
- "/usr/lib/llvm-22/bin/clang" "-cc1" "-triple" "amdgcn-amd-amdhsa" "-aux-triple" "x86_64-pc-linux-gnu" "-emit-llvm-bc" "-fopenmp-is-target-device" "-fopenmp-host-ir-file-path" "TMP/m-38ae8c.bc" "-target-cpu" "gfx90a" "-o" "TMP/m-gfx90a-dd5aa2.bc" "-x" "c" "m.c"
- "/usr/lib/llvm-22/bin/llvm-offload-binary" "-o" "TMP/m-b4498b.out" "--image=file=TMP/m-gfx906-e224e3.bc,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=openmp" "--image=file=TMP/m-gfx90a-dd5aa2.bc,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp"
- "/usr/lib/llvm-22/bin/clang" "-cc1" "-triple" "x86_64-pc-linux-gnu" "-emit-obj" "-fembed-offload-object=TMP/m-b4498b.out" "-o" "TMP/m-0a76f1.o" "-x" "ir" "TMP/m-38ae8c.bc"
- "/usr/lib/llvm-22/bin/clang-linker-wrapper" "--host-triple=x86_64-pc-linux-gnu" "--linker-path=/usr/bin/ld" "-o" "m" "TMP/m-0a76f1.o" "-lomp" "-lomptarget"
+const ompSource = `#include <omp.h>
+int main(void) {
+  int x = 0;
+#pragma omp target map(tofrom: x)
+  x = omp_is_initial_device() ? 1 : 2;
+  return x == 2 ? 0 : 1;
+}
 `
 
-func fakeClang(t *testing.T, tmp string) string {
+// planFor plans clang's real jobs for args (which name m.c, written to a
+// temporary directory that is the working directory of the plan's
+// relative names) and returns the plan and the private temporary
+// directory.
+func planFor(t *testing.T, args ...string) (*Plan, string, error) {
 	t.Helper()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "canned.txt")
-	if err := os.WriteFile(out, []byte(strings.ReplaceAll(cannedJobs, "TMP", tmp)), 0o644); err != nil {
+	clang := llvmtest.Clang(t)
+	src := filepath.Join(t.TempDir(), "m.c")
+	if err := os.WriteFile(src, []byte(ompSource), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clang := filepath.Join(dir, "clang")
-	script := "#!/bin/sh\ncat " + out + " >&2\n"
-	if err := os.WriteFile(clang, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
+	for i, a := range args {
+		if a == "m.c" {
+			args[i] = src
+		}
 	}
-	return clang
+	tempDir := t.TempDir()
+	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
+	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil)
+	if err != nil {
+		t.Fatalf("clang -###: %v", err)
+	}
+	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang}}
+	plan, err := newPlanner(env, actions.OpenMP).build(jobs)
+	return plan, tempDir, err
 }
 
-func TestPlanGraph(t *testing.T) {
-	tmp := t.TempDir()
-	p := &Planner{Clang: fakeClang(t, tmp), Argv0: "offcc", Self: "/bin/offcc", TempDir: tmp, Steps: fakeSteps{}}
-	plan, err := p.Plan(context.Background(), []string{"-fopenmp", "--offload-arch=gfx906,gfx90a", "m.c", "-o", "m"})
+// kinds returns "kind[ arch]" for every action.
+func kinds(g *actions.Graph) []string {
+	var out []string
+	for _, a := range g.Actions {
+		s := a.Kind.String()
+		if a.Device {
+			s += " " + a.Target.Arch
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func has(argv []string, prefix string) bool {
+	return slices.ContainsFunc(argv, func(a string) bool { return strings.HasPrefix(a, prefix) })
+}
+
+// TestPlanOpenMPEdges checks the typed plan of clang 22's real jobs for
+// OpenMP offload to two AMD GPUs: every edge follows from a file, the
+// device compiles read the host IR, and the host backend no longer waits
+// for them.
+func TestPlanOpenMPEdges(t *testing.T) {
+	plan, tempDir, err := planFor(t, "-fopenmp", "--offload-arch=gfx906,gfx90a", "-nogpulib", "m.c", "-o", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Header) != 4 || !strings.HasPrefix(plan.Header[0], "Debian clang version 22") {
-		t.Errorf("header = %q", plan.Header)
+	want := []string{"host-frontend", "device-compile gfx906", "device-compile gfx90a", "package", "backend", "embed", "link"}
+	if got := kinds(plan.Graph); !slices.Equal(got, want) {
+		t.Fatalf("actions %q, want %q", got, want)
 	}
 	if plan.HostTriple != "x86_64-pc-linux-gnu" {
-		t.Errorf("host triple = %q", plan.HostTriple)
+		t.Errorf("host triple %q", plan.HostTriple)
 	}
-	jobs := plan.Graph.Jobs
-	var tools []string
-	for _, j := range jobs {
-		tools = append(tools, j.Tool)
-	}
-	want := "clang clang clang Offload::Packager clang Offload::Embedder Offload::Linker"
-	if got := strings.Join(tools, " "); got != want {
-		t.Fatalf("tools = %s, want %s", got, want)
-	}
-	hostIR, dev1, dev2, pack, backend, embed, link := jobs[0], jobs[1], jobs[2], jobs[3], jobs[4], jobs[5], jobs[6]
-	// One host IR for every device; device jobs read it.
-	for _, d := range []*actions.Job{dev1, dev2} {
-		if len(d.Deps) != 1 || d.Deps[0] != hostIR {
-			t.Errorf("device job deps = %v, want the host IR job", d.Deps)
+	a := plan.Graph.Actions
+	front, dev1, dev2, pack, backend, embed, link := a[0], a[1], a[2], a[3], a[4], a[5], a[6]
+	deps := func(x *actions.Action) []*actions.Action { return x.Deps() }
+	for _, d := range []*actions.Action{dev1, dev2} {
+		if !slices.Equal(deps(d), []*actions.Action{front}) || len(d.Inputs) != 2 || d.Inputs[1] != front.Outputs[0] {
+			t.Errorf("%s: inputs %v, deps %v; want the source and the host IR", d.Label(), d.Inputs, deps(d))
 		}
-		if d.Triple != "amdgcn-amd-amdhsa" || d.Inputs[0] != "m.c" {
-			t.Errorf("device job triple %q inputs %q", d.Triple, d.Inputs)
+		if d.Target.Triple != "amdgcn-amd-amdhsa" || d.Offload != actions.OpenMP || d.SideName() != "device-openmp" {
+			t.Errorf("%s: target %+v side %s", d.Label(), d.Target, d.SideName())
 		}
 	}
-	// The host backend waits only for host IR, not for the devices.
-	if len(backend.Deps) != 1 || backend.Deps[0] != hostIR {
-		t.Errorf("host backend deps = %d jobs, want only the host IR job", len(backend.Deps))
+	if !slices.Equal(deps(pack), []*actions.Action{dev1, dev2}) || pack.Run == nil || pack.Command[1] != "offload-binary" {
+		t.Errorf("packager: deps %v, in-process %v, command %q", deps(pack), pack.Run != nil, pack.Command)
 	}
-	for _, a := range backend.Args {
-		if strings.HasPrefix(a, "-fembed-offload-object") {
-			t.Errorf("host backend still embeds: %s", a)
+	if !slices.Equal(deps(backend), []*actions.Action{front}) || has(backend.Command, "-fembed-offload-object") {
+		t.Errorf("host backend: deps %v, command %q", deps(backend), backend.Command)
+	}
+	if !slices.Equal(deps(embed), []*actions.Action{backend, pack}) || embed.Run == nil || !filepath.IsAbs(embed.Outputs[0].Path) {
+		t.Errorf("embed: deps %v, outputs %v", deps(embed), embed.Outputs)
+	}
+	if !slices.Equal(deps(link), []*actions.Action{embed}) || link.Expand == nil || link.Outputs[0].Path != "m" {
+		t.Errorf("link: deps %v, outputs %v, expands %v", deps(link), link.Outputs, link.Expand != nil)
+	}
+	// Every compile that reads headers writes a dependency file of its own
+	// to the temporary directory.
+	for _, c := range []*actions.Action{front, dev1, dev2} {
+		if !strings.HasPrefix(c.DepFile, tempDir+"/") || !slices.Contains(c.Command, c.DepFile) || !slices.Contains(c.Command, "-sys-header-deps") {
+			t.Errorf("%s: dependency file %q, command %q", c.Label(), c.DepFile, c.Command)
 		}
 	}
-	if len(pack.Deps) != 2 || pack.Run == nil || pack.Args[1] != "offload-binary" {
-		t.Errorf("packager: %d deps, in-process %v, args %q", len(pack.Deps), pack.Run != nil, pack.Args[:2])
+	if backend.DepFile != "" {
+		t.Errorf("the backend reads IR, yet has a dependency file")
 	}
-	if len(embed.Deps) != 2 || embed.Outputs[0] != filepath.Join(tmp, "m-0a76f1.o") {
-		t.Errorf("embed deps %d outputs %q", len(embed.Deps), embed.Outputs)
+	// The plan is a valid graph in clang's order.
+	for i, x := range a {
+		for _, d := range x.Deps() {
+			if plan.Graph.Index(d) >= i {
+				t.Errorf("%s depends on a later action", x.Label())
+			}
+		}
 	}
-	if embed.Args[1] != "offload-embed" || embed.Args[3] != embed.Outputs[0] || embed.Args[4] != backend.Outputs[0] {
-		t.Errorf("embed args %q", embed.Args)
+}
+
+// TestPlanTargets checks the targets the plan records: ptxas after the
+// NVPTX compile, and the arch the packager files the host device's image
+// under.
+func TestPlanTargets(t *testing.T) {
+	plan, _, err := planFor(t, "-fopenmp", "--offload-arch=sm_70,gfx90a:xnack+", "-nogpulib", "-c", "m.c", "-o", "m.o")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(link.Deps) != 1 || link.Deps[0] != embed || link.Args[1] != "linker-wrapper" || link.Run == nil {
-		t.Errorf("link job: deps %v args %q", link.Deps, link.Args[:2])
+	want := []string{"host-frontend", "device-compile gfx90a:xnack+", "device-compile sm_70", "device-assemble sm_70", "package", "backend", "embed"}
+	if got := kinds(plan.Graph); !slices.Equal(got, want) {
+		t.Fatalf("actions %q, want %q", got, want)
 	}
-	if err := plan.Graph.Validate(); err != nil {
-		t.Error(err)
+	ptxas := plan.Graph.Actions[3]
+	if d := ptxas.Deps(); len(d) != 1 || d[0] != plan.Graph.Actions[2] || ptxas.ToolName() != "NVPTX::Assembler" {
+		t.Errorf("ptxas deps %v tool %s", d, ptxas.ToolName())
 	}
-	// Longest path first: the backend (1.3) outranks a device compile (1.0).
-	if backend.Cost <= dev1.Cost || hostIR.Cost >= dev1.Cost {
-		t.Errorf("costs: host IR %v, device %v, backend %v", hostIR.Cost, dev1.Cost, backend.Cost)
+
+	host, _, err := planFor(t, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "m.c", "-o", "m.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := host.Graph.Actions[1]
+	if dev.Kind != actions.DeviceCompile || dev.Target.Arch != "generic" || dev.Target.Triple != "x86_64-pc-linux-gnu" {
+		t.Errorf("host device compile: %s %+v", dev.Kind, dev.Target)
+	}
+}
+
+// TestPlanDependencyFiles checks that the user's -MD file stays the host
+// compile's: clang 22 also gives it to the device compile for the host's
+// own triple, which offcc changes to a file of its own.
+func TestPlanDependencyFiles(t *testing.T) {
+	dir := t.TempDir()
+	userDep := filepath.Join(dir, "m.d")
+	plan, tempDir, err := planFor(t, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "m.c", "-o", "m.o", "-MD", "-MF", userDep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, dev := plan.Graph.Actions[0], plan.Graph.Actions[1]
+	if front.Kind != actions.HostFrontend || front.DepFile != userDep || !slices.ContainsFunc(front.Outputs, func(f *actions.Artifact) bool { return f.Path == userDep }) {
+		t.Errorf("host front end: dependency file %q, outputs %v", front.DepFile, front.Outputs)
+	}
+	if dev.Kind != actions.DeviceCompile || slices.Contains(dev.Command, userDep) || !strings.HasPrefix(dev.DepFile, tempDir+"/") {
+		t.Errorf("device compile: dependency file %q, command %q", dev.DepFile, dev.Command)
+	}
+}
+
+// TestPlanModes plans the other shapes clang's OpenMP pipeline takes.
+func TestPlanModes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"syntax only", []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-fsyntax-only", "m.c"},
+			[]string{"device-compile gfx90a", "host-frontend"}},
+		{"assembly", []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-S", "m.c", "-o", "m.s"},
+			[]string{"host-frontend", "device-compile gfx90a", "package", "backend"}},
+		{"LTO bitcode keeps clang's embedding", []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-flto", "-c", "m.c", "-o", "m.o"},
+			[]string{"host-frontend", "device-compile gfx90a", "package", "backend"}},
+		{"save-temps", []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-save-temps", "-c", "m.c", "-o", "m.o"},
+			[]string{"preprocess", "host-frontend", "preprocess gfx90a", "device-compile gfx90a", "backend gfx90a", "package", "backend", "assemble"}},
+		{"host only", []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "--offload-host-only", "-c", "m.c", "-o", "m.o"},
+			[]string{"compile"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, _, err := planFor(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := kinds(plan.Graph); !slices.Equal(got, tc.want) {
+				t.Errorf("actions %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPlanStdin checks that standard input is an input of every compile
+// that reads it.
+func TestPlanStdin(t *testing.T) {
+	plan, _, err := planFor(t, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-x", "c", "-", "-c", "-o", "s.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.ReadsStdin {
+		t.Error("ReadsStdin not set")
+	}
+	front, dev := plan.Graph.Actions[0], plan.Graph.Actions[1]
+	if !front.Inputs[0].IsStdin() || front.Inputs[0] != dev.Inputs[0] {
+		t.Errorf("inputs %v and %v, want one standard-input artifact", front.Inputs, dev.Inputs)
+	}
+}
+
+// TestPlanFailsClosed checks that a job offcc cannot plan with certainty
+// makes the whole command line go to clang.
+func TestPlanFailsClosed(t *testing.T) {
+	_, _, err := planFor(t, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-fno-integrated-as", "-c", "m.c", "-o", "m.o")
+	var ue *UnrecognizedError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Reason, "does not know the tool as") {
+		t.Errorf("err = %v, want an UnrecognizedError for GNU as", err)
+	}
+
+	tmp := t.TempDir()
+	env := &planEnv{tempDir: tmp, self: "/bin/offcc", steps: &steps{}}
+	cc1 := func(extra ...string) []string {
+		argv := []string{"/usr/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-o", tmp + "/a.o"}
+		return append(append(argv, extra...), "-x", "c", "m.c")
+	}
+	for _, tc := range []struct {
+		name string
+		jobs [][]string
+		want string
+	}{
+		{"unbound temporary", [][]string{cc1("-fsome-new-option=" + tmp + "/x.bin")}, "names a temporary file"},
+		{"temporary nobody writes", [][]string{cc1("-mlink-builtin-bitcode", tmp+"/lib.bc")}, "no earlier job writes"},
+		{"two writers", [][]string{cc1(), cc1()}, "written by two jobs"},
+		{"unknown tool", [][]string{{"/usr/bin/fatbinary", "--create", tmp + "/x.fatbin"}}, "does not know the tool fatbinary"},
+		{"CUDA device compile", [][]string{cc1("-fcuda-is-device")}, "CUDA, HIP or SYCL device compile"},
+		{"compile without -x", [][]string{{"/usr/bin/clang", "-cc1", "-triple", "x", "-o", "y", "m.c"}}, "-x <language> <input>"},
+		{"packager option", [][]string{{"/usr/bin/llvm-offload-binary", "-o", tmp + "/p.out", "--archive"}}, "unexpected packager argument"},
+		{"no jobs", nil, "no jobs"},
+	} {
+		var jobs []*clangJob
+		for _, argv := range tc.jobs {
+			jobs = append(jobs, newClangJob(argv))
+		}
+		_, err := newPlanner(env, actions.OpenMP).build(jobs)
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want an UnrecognizedError saying %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := newPlanner(env, actions.CUDA).build(nil); !errors.As(err, &ue) {
+		t.Errorf("CUDA without a builder: err = %v", err)
 	}
 }
 
@@ -115,32 +265,10 @@ func TestPlanClangError(t *testing.T) {
 	dir := t.TempDir()
 	clang := filepath.Join(dir, "clang")
 	os.WriteFile(clang, []byte("#!/bin/sh\necho 'Debian clang version 22.1.8' >&2\necho \"offcc: error: no such file or directory: 'nope.c'\" >&2\nexit 1\n"), 0o755)
-	p := &Planner{Clang: clang, Argv0: "offcc", TempDir: dir, Steps: fakeSteps{}}
-	_, err := p.Plan(context.Background(), []string{"nope.c"})
+	inv := &Invocation{Argv0: "offcc", Stderr: io.Discard}
+	_, _, err := clangJobs(context.Background(), inv, clang, []string{"nope.c"}, dir, nil)
 	ce, ok := err.(*ClangError)
 	if !ok || ce.Code != 1 || ce.Messages != "offcc: error: no such file or directory: 'nope.c'" {
 		t.Fatalf("err = %#v", err)
 	}
-}
-
-func TestAtomicOutputs(t *testing.T) {
-	dir := t.TempDir()
-	tmp := filepath.Join(dir, "tmp")
-	final := filepath.Join(dir, "m.o")
-	g := &actions.Graph{}
-	j := g.Add(&actions.Job{Args: []string{"clang", "-cc1", "-o", final, "x.c"}, Outputs: []string{final}})
-	k := g.Add(&actions.Job{Args: []string{"clang", "-cc1", "-o", filepath.Join(tmp, "a.bc")}, Outputs: []string{filepath.Join(tmp, "a.bc")}})
-	if err := atomicOutputs(g, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if j.Args[3] == final || len(j.Publish) != 1 || j.Publish[0].To != final || j.Outputs[0] != j.Args[3] {
-		t.Errorf("final output not redirected: %q %v", j.Args, j.Publish)
-	}
-	if filepath.Dir(j.Args[3]) != dir {
-		t.Errorf("temporary %s not beside %s", j.Args[3], final)
-	}
-	if len(k.Publish) != 0 {
-		t.Errorf("temporary output got a publish step")
-	}
-	os.Remove(j.Args[3])
 }

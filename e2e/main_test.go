@@ -13,7 +13,8 @@
 //   - OFFCC=/path/to/bin/offcc: test a prebuilt offcc (make test sets this).
 //   - neither: ./cmd/offcc is built into a temporary directory.
 //
-// All tests skip when /usr/lib/llvm-22/bin/clang is absent.
+// All tests skip when /usr/lib/llvm-22/bin/clang is absent, and fail then
+// under OFFCC_REQUIRE_LLVM=1 (as in CI).
 package e2e
 
 import (
@@ -28,11 +29,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 const (
-	llvmBin = "/usr/lib/llvm-22/bin"
-	llvmLib = "/usr/lib/llvm-22/lib"
+	llvmBin = llvmtest.Bin
+	llvmLib = llvmtest.Lib
 	// offloadHost is the triple of OpenMP offload to the host device.
 	offloadHost = "x86_64-pc-linux-gnu"
 )
@@ -85,10 +88,7 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-func haveLLVM() bool {
-	_, err := os.Stat(refClang)
-	return err == nil
-}
+func haveLLVM() bool { return llvmtest.Installed() }
 
 // setup fills theComp: a directory with offcc and offcc++ in it.
 func setup() {
@@ -145,7 +145,7 @@ func setup() {
 func getCompiler(t testing.TB) compiler {
 	t.Helper()
 	if !haveLLVM() {
-		t.Skipf("%s not found: LLVM 22 is not installed", refClang)
+		llvmtest.Missing(t, "%s not found: LLVM 22 is not installed", refClang)
 	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("end-to-end tests need linux/amd64 (offload to " + offloadHost + ")")

@@ -2,11 +2,14 @@
 // from host objects and archives, links them per (triple, arch), wraps them
 // with registration code and runs the host link, like clang-linker-wrapper.
 //
-// Main takes clang-linker-wrapper's (LLVM 22) command line unchanged. The
-// device links run the same clang command lines clang-linker-wrapper runs.
-// The OpenMP registration object is generated as LLVM IR text (the image
-// bytes enter through an .incbin of the re-packed OffloadBinary) and
-// compiled with clang. Only OpenMP images can be wrapped so far.
+// Plan reads clang-linker-wrapper's (LLVM 22) command line and the inputs it
+// names and returns the link as typed actions, which the driver adds to its
+// running build graph; Main is the command-line tool ("offcc
+// linker-wrapper") on top of it. The device links run the same clang
+// command lines clang-linker-wrapper runs. The OpenMP registration object
+// is generated as LLVM IR text (the image bytes enter through an .incbin of
+// the re-packed OffloadBinary) and compiled with clang. Links offcc cannot
+// read (LTO bitcode inputs) are handed to LLVM's clang-linker-wrapper.
 package linkerwrapper
 
 import (
@@ -16,283 +19,299 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/offcc/offcc/actions"
-	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/tempname"
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/target"
 )
 
-// Config is the environment Main runs in.
+// Config is what the link stage needs besides its command line.
 type Config struct {
 	// Clang is the clang driver that links device code and compiles the
 	// registration module (e.g. /usr/lib/llvm-22/bin/clang); empty means
 	// "clang" is looked up in PATH.
 	Clang string
-	// Jobs is the number of device links run at once when the command line
+	// LinkerWrapper is LLVM's clang-linker-wrapper, which runs links offcc
+	// cannot read (LTO bitcode inputs); empty means the one beside Clang.
+	LinkerWrapper string
+	// TempDir is where temporary files are named: the build's private
+	// directory. Empty means os.TempDir(). With --save-temps they are named
+	// in the working directory instead.
+	TempDir string
+	// Verbose asks Plan for notes on its decisions.
+	Verbose bool
+
+	// Jobs is the number of actions Main runs at once when the command line
 	// has no --wrapper-jobs; values below 1 mean 1.
 	Jobs int
-	// Jobserver, when non-nil, further limits concurrency (make jobserver).
+	// Jobserver, when non-nil, further limits Main's concurrency.
 	Jobserver *actions.Jobserver
-	// Stdout and Stderr receive the tools' output and offcc's messages; nil
-	// means os.Stdout and os.Stderr.
+	// Stdout and Stderr receive Main's output and messages; nil means
+	// os.Stdout and os.Stderr.
 	Stdout, Stderr io.Writer
 }
 
-// Main runs the link stage with clang-linker-wrapper's command line args
-// (without the program name) and returns the exit status. Errors are
-// reported on cfg.Stderr as one line "offcc: error: ...".
-func Main(ctx context.Context, cfg Config, args []string) int {
-	if cfg.Stdout == nil {
-		cfg.Stdout = os.Stdout
+func (c *Config) clang() string {
+	if c.Clang == "" {
+		return "clang"
 	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = os.Stderr
+	return c.Clang
+}
+
+func (c *Config) linkerWrapper() string {
+	if c.LinkerWrapper != "" {
+		return c.LinkerWrapper
 	}
-	l := &link{cfg: cfg, mu: new(sync.Mutex)}
-	if err := l.run(ctx, args); err != nil {
-		l.mu.Lock()
-		fmt.Fprintf(cfg.Stderr, "%s: error: %v\n", prog, err)
-		l.mu.Unlock()
-		return 1
-	}
-	return 0
+	return filepath.Join(filepath.Dir(c.clang()), "clang-linker-wrapper")
 }
 
 // prog is the program name used in messages.
 const prog = "offcc"
 
-// link is one run of Main.
-type link struct {
-	cfg     Config
-	o       *options
-	mu      *sync.Mutex // serialises messages
-	tmpDir  string      // private temporary directory ("" with --save-temps)
-	outBase string      // base name of the output, for temporary names
-	used    map[string]bool
-}
+// CommandLine is a parsed clang-linker-wrapper command line.
+type CommandLine struct{ o *options }
 
-// deviceJob is the device link of one group.
-type deviceJob struct {
-	g      *group
-	arch   string // arch for the command line: "" for generic
-	output string
-	job    *actions.Job
-}
-
-func (l *link) clang() string {
-	if l.cfg.Clang == "" {
-		return "clang"
-	}
-	return l.cfg.Clang
-}
-
-func (l *link) run(ctx context.Context, args []string) (err error) {
+// ParseCommandLine parses clang-linker-wrapper's command line (without the
+// program name).
+func ParseCommandLine(args []string) (*CommandLine, error) {
 	o, err := parseArgs(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l.o = o
+	return &CommandLine{o}, nil
+}
+
+// Inputs returns the input files the command line names, in link order
+// (libraries given with -l are found when the link is planned).
+func (c *CommandLine) Inputs() []string {
+	var in []string
+	for _, it := range c.o.items {
+		if it.kind == itemInput {
+			in = append(in, it.value)
+		}
+	}
+	return in
+}
+
+// Output returns the output file: -o's value, or a.out.
+func (c *CommandLine) Output() string {
+	if c.o.output == "" {
+		return "a.out"
+	}
+	return c.o.output
+}
+
+// HostTriple returns the host triple (--host-triple or the default).
+func (c *CommandLine) HostTriple() string { return c.o.hostTriple }
+
+// linkPlan is one run of Plan.
+type linkPlan struct {
+	cfg     *Config
+	o       *options
+	tmpDir  string
+	outBase string
+	used    map[string]bool
+	out     *actions.Artifact
+	inputs  map[string]*actions.Artifact
+}
+
+// Plan scans the inputs of a link, given as clang-linker-wrapper's command
+// line, and returns the actions that perform it, in order: per (triple,
+// arch) group an Extract action writing its images to files and the
+// DeviceLink of those files; the Wrap actions that generate the
+// registration module and compile it; and the HostLink. out is the
+// artifact of the linked program (nil: a new one for -o), so that a
+// driver's graph keeps its edge to the program. When an input is LLVM
+// bitcode (LTO), whose offload images offcc cannot read, the plan is one
+// action running LLVM's clang-linker-wrapper with the same command line.
+// Notes on such decisions go to notes under cfg.Verbose. Plan writes no
+// file.
+func Plan(cfg Config, args []string, out *actions.Artifact, notes io.Writer) ([]*actions.Action, error) {
+	o, err := parseArgs(args)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case o.relocatable:
-		return errors.New("relocatable linking (-r) is not supported yet")
+		return nil, errors.New("relocatable linking (-r) is not supported yet")
 	case o.emitFatbinOnly:
-		return errors.New("--emit-fatbin-only is not supported yet")
+		return nil, errors.New("--emit-fatbin-only is not supported yet")
 	case o.overrideImage:
-		return errors.New("--override-image is not supported yet")
+		return nil, errors.New("--override-image is not supported yet")
 	case o.linkerPath == "":
-		return errors.New("linker path missing, must pass 'linker-path'")
+		return nil, errors.New("linker path missing, must pass 'linker-path'")
 	}
 	if o.output == "" {
 		o.output = "a.out"
 		o.hostArgs = append([]string{"-o", "a.out"}, o.hostArgs...)
 		o.outIndex = 1
 	}
-	l.outBase = filepath.Base(o.output)
-	l.used = map[string]bool{}
+	if out == nil {
+		out = actions.NewArtifact(o.output)
+	}
+	l := &linkPlan{cfg: &cfg, o: o, tmpDir: cfg.TempDir, outBase: filepath.Base(o.output),
+		used: map[string]bool{}, out: out, inputs: map[string]*actions.Artifact{}}
+	if l.tmpDir == "" {
+		l.tmpDir = os.TempDir()
+	}
 
 	res, err := scanInputs(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if o.verbose && len(res.skippedBitcode) > 0 {
-		l.note("%s: note: LTO bitcode inputs are not scanned for offload images yet: %s", prog, strings.Join(res.skippedBitcode, ", "))
+	if len(res.bitcode) > 0 {
+		if cfg.Verbose && notes != nil {
+			fmt.Fprintf(notes, "%s: note: linking with %s: offcc does not read offload images from LLVM bitcode (%s)\n",
+				prog, cfg.linkerWrapper(), strings.Join(res.bitcode, ", "))
+		}
+		return []*actions.Action{l.handOff(args)}, nil
 	}
 	for _, im := range res.images {
 		if im.image.Offload != packager.OffloadOpenMP {
-			return fmt.Errorf("wrapping %s device images is not supported yet", im.image.Offload)
+			return nil, fmt.Errorf("wrapping %s device images is not supported yet", im.image.Offload)
 		}
 	}
-	groups := groupImages(res.images)
-
-	if !o.saveTemps {
-		l.tmpDir, err = os.MkdirTemp("", "offcc-link-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(l.tmpDir)
-	}
-
-	g := &actions.Graph{}
-	var devs []*deviceJob
-	for _, gr := range groups {
+	var acts []*actions.Action
+	var devs []*deviceLink
+	for _, gr := range groupImages(res.images) {
 		d, err := l.deviceLink(gr)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		g.Add(d.job)
+		acts = append(acts, d.extract, d.link)
 		devs = append(devs, d)
 	}
-
-	hostArgs := append([]string(nil), o.hostArgs...)
-	var hostDeps []*actions.Job
-	var wrapperObj string
+	var wrapperObj *actions.Artifact
 	if len(devs) > 0 {
-		wrapJob, compileJob, obj, err := l.wrapJobs(devs)
+		wrap, compile, err := l.wrapActions(devs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		g.Add(wrapJob)
-		g.Add(compileJob)
-		hostDeps = append(hostDeps, compileJob)
-		wrapperObj = obj
+		acts = append(acts, wrap, compile)
+		wrapperObj = compile.Outputs[0]
 	}
-
-	// The output is written atomically: link to a temporary name next to
-	// it, rename on success.
-	tmpOut := o.output
-	if !o.dryRun {
-		tmpOut, err = atomicfile.TempName(o.output)
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmpOut) // a no-op after the rename
-	}
-	hostArgs[o.outIndex] = tmpOut
-	if wrapperObj != "" {
-		hostArgs = append(hostArgs[:o.outIndex+1], append([]string{wrapperObj}, hostArgs[o.outIndex+1:]...)...)
-	}
-	hostJob := g.Add(&actions.Job{
-		Tool:    "Offload::Linker",
-		Triple:  o.hostTriple,
-		Args:    append([]string{o.linkerPath}, hostArgs...),
-		Outputs: []string{tmpOut},
-		Deps:    hostDeps,
-	})
-
-	if o.dryRun {
-		hostJob.Args[o.outIndex+1] = o.output
-		for _, j := range g.Jobs {
-			if len(j.Args) > 0 {
-				l.note("%s", actions.FormatVerbose(j.Args))
-			}
-		}
-		return nil
-	}
-
-	jobs := o.wrapperJobs
-	if jobs == 0 {
-		jobs = l.cfg.Jobs
-	}
-	if o.wrapperJobserver {
-		jobs = runtime.NumCPU()
-	}
-	err = actions.Execute(ctx, g, actions.Options{
-		Jobs:      jobs,
-		Jobserver: l.cfg.Jobserver,
-		Stdout:    l.cfg.Stdout,
-		Stderr:    l.cfg.Stderr,
-		Verbose:   o.verbose,
-	})
-	if err != nil {
-		return l.describe(err, devs, hostJob)
-	}
-	return os.Rename(tmpOut, o.output)
+	acts = append(acts, l.hostLink(wrapperObj))
+	return acts, nil
 }
 
-// describe turns an Execute error into offcc's one-line message.
-func (l *link) describe(err error, devs []*deviceJob, hostJob *actions.Job) error {
-	var ee *actions.ExitError
-	if !errors.As(err, &ee) || ee.Job == nil {
-		return err
+// input returns the artifact for an input file of the link, once per path.
+func (l *linkPlan) input(path string) *actions.Artifact {
+	f := l.inputs[path]
+	if f == nil {
+		f = actions.NewArtifact(path)
+		l.inputs[path] = f
 	}
-	if ee.Job.Run != nil {
-		return ee.Err
-	}
-	what := "wrapping device images"
-	for _, d := range devs {
-		if d.job == ee.Job {
-			target := d.g.id.arch
-			if target == "" || target == "generic" {
-				target = d.g.id.triple
-			}
-			what = "linking device code for " + target
-		}
-	}
-	if ee.Job == hostJob {
-		what = "host linking"
-	}
-	if ee.Code > 0 && !strings.Contains(ee.Error(), "unable to execute") {
-		return fmt.Errorf("%s failed with exit code %d", what, ee.Code)
-	}
-	return fmt.Errorf("%s failed: %v", what, ee.Err)
+	return f
 }
 
-// note prints one line on Stderr under the message lock.
-func (l *link) note(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.cfg.Stderr, format+"\n", args...)
+func (l *linkPlan) hostInputs() []*actions.Artifact {
+	var in []*actions.Artifact
+	for _, it := range l.o.items {
+		if it.kind == itemInput && it.value != "-" {
+			in = append(in, l.input(it.value))
+		}
+	}
+	return in
+}
+
+// handOff is the whole link run by LLVM's clang-linker-wrapper.
+func (l *linkPlan) handOff(args []string) *actions.Action {
+	return &actions.Action{
+		Kind: actions.Link, Offload: actions.OpenMP,
+		Target:  target.Target{Triple: l.o.hostTriple},
+		Tool:    "clang-linker-wrapper",
+		Inputs:  l.hostInputs(),
+		Outputs: []*actions.Artifact{l.out},
+		Command: append([]string{l.cfg.linkerWrapper()}, args...),
+		Cost:    2,
+	}
+}
+
+// hostLink runs the host linker with the registration object placed right
+// after the output option, as clang-linker-wrapper does.
+func (l *linkPlan) hostLink(wrapperObj *actions.Artifact) *actions.Action {
+	o := l.o
+	hostArgs := append([]string(nil), o.hostArgs...)
+	inputs := l.hostInputs()
+	if wrapperObj != nil {
+		hostArgs = append(hostArgs[:o.outIndex+1], append([]string{wrapperObj.Path}, hostArgs[o.outIndex+1:]...)...)
+		inputs = append(inputs, wrapperObj)
+	}
+	return &actions.Action{
+		Kind: actions.HostLink, Offload: actions.OpenMP,
+		Target:  target.Target{Triple: o.hostTriple},
+		Inputs:  inputs,
+		Outputs: []*actions.Artifact{l.out},
+		Command: append([]string{o.linkerPath}, hostArgs...),
+		Cost:    1,
+	}
 }
 
 // tempName returns a temporary file name like clang-linker-wrapper's
-// createOutputFile: "<prefix>-<6 hex>.<ext>" in the private directory, or
-// "<prefix>.<ext>" in the working directory with --save-temps.
-func (l *link) tempName(prefix, ext string) (string, error) {
+// createOutputFile: "<prefix>-<6 hex>.<ext>" in the temporary directory,
+// or "<prefix>.<ext>" in the working directory with --save-temps.
+func (l *linkPlan) tempName(prefix, ext string) string {
 	if l.o.saveTemps {
-		return prefix + "." + ext, nil
+		return prefix + "." + ext
 	}
 	for {
 		p := filepath.Join(l.tmpDir, prefix+"-"+tempname.Hex6()+"."+ext)
 		if !l.used[p] {
 			l.used[p] = true
-			return p, nil
+			return p
 		}
 	}
 }
 
-// deviceLink writes the group's images to temporary files and plans the
-// device link clang-linker-wrapper would run for it.
-func (l *link) deviceLink(gr *group) (*deviceJob, error) {
+// deviceLink is the link of one group: the action that writes its images
+// to files and the clang command that links them.
+type deviceLink struct {
+	g       *group
+	arch    string // arch for the command line: "" for generic
+	extract *actions.Action
+	link    *actions.Action
+}
+
+// deviceLink plans the device link clang-linker-wrapper would run for a
+// group, and the extraction of its images.
+func (l *linkPlan) deviceLink(gr *group) (*deviceLink, error) {
 	o := l.o
-	arch := gr.id.arch
+	arch := gr.id.Arch
 	if arch == "generic" {
 		arch = ""
 	}
-	triple := gr.id.triple
-	var inputs []string
+	triple := gr.id.Triple
+	ex := &actions.Action{
+		Kind: actions.Extract, Offload: actions.OpenMP, Device: true, Target: gr.id, Cost: 0.02,
+	}
+	var files []string
+	var data [][]byte
+	seen := map[*actions.Artifact]bool{}
 	for _, im := range gr.images {
-		name, err := l.tempName(fmt.Sprintf("%s-%s-%s", im.stem, im.triple, im.arch), "o")
-		if err != nil {
-			return nil, err
+		name := l.tempName(fmt.Sprintf("%s-%s-%s", im.stem, im.triple, im.arch), "o")
+		files = append(files, name)
+		data = append(data, im.image.Data)
+		ex.Outputs = append(ex.Outputs, actions.NewArtifact(name))
+		if src := l.input(im.source); !seen[src] {
+			seen[src] = true
+			ex.Inputs = append(ex.Inputs, src)
 		}
-		if err := os.WriteFile(name, im.image.Data, 0o666); err != nil {
-			return nil, err
+	}
+	ex.Run = func(_ context.Context, sh *actions.Shell) error {
+		for i, f := range files {
+			if err := sh.WriteFile(f, data[i], 0o666); err != nil {
+				return err
+			}
 		}
-		inputs = append(inputs, name)
+		return nil
 	}
-	prefix := fmt.Sprintf("%s.%s.%s", l.outBase, tripleArch(triple), arch)
-	out, err := l.tempName(prefix, "img")
-	if err != nil {
-		return nil, err
-	}
-	amd, nv := isAMDGPU(triple), isNVPTX(triple)
+	out := l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(triple), arch), "img")
+	amd, nv := target.IsAMDGPU(triple), target.IsNVPTX(triple)
 	// -dumpdir names the full output path, the temporary only its base name.
-	dumpdir := fmt.Sprintf("%s.%s.%s.img.", o.output, tripleArch(triple), arch)
-	a := []string{l.clang(), "--no-default-config", "-o", out, "-dumpdir", dumpdir, "--target=" + triple}
+	dumpdir := fmt.Sprintf("%s.%s.%s.img.", o.output, target.ArchName(triple), arch)
+	a := []string{l.cfg.clang(), "--no-default-config", "-o", out, "-dumpdir", dumpdir, "--target=" + triple}
 	if arch != "" {
 		if amd {
 			a = append(a, "-mcpu="+arch)
@@ -309,7 +328,7 @@ func (l *link) deviceLink(gr *group) (*deviceJob, error) {
 	if !nv {
 		a = append(a, "-Wl,--no-undefined")
 	}
-	a = append(a, inputs...)
+	a = append(a, files...)
 	if !amd && !nv {
 		a = append(a, "-Wl,-Bsymbolic", "-shared")
 		libs, err := hostLibraries(o)
@@ -344,13 +363,14 @@ func (l *link) deviceLink(gr *group) (*deviceJob, error) {
 			a = append(a, tv.value)
 		}
 	}
-	return &deviceJob{g: gr, arch: arch, output: out, job: &actions.Job{
-		Tool:    "clang",
-		Triple:  triple,
-		Args:    a,
-		Inputs:  inputs,
-		Outputs: []string{out},
-	}}, nil
+	link := &actions.Action{
+		Kind: actions.DeviceLink, Offload: actions.OpenMP, Device: true, Target: gr.id,
+		Inputs:  ex.Outputs,
+		Outputs: []*actions.Artifact{actions.NewArtifact(out)},
+		Command: a,
+		Cost:    1,
+	}
+	return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
 }
 
 // hostLibraries returns what a CPU device link copies from the host link, as
@@ -389,73 +409,64 @@ func hostLibraries(o *options) ([]string, error) {
 	return out, nil
 }
 
-// wrapJobs plans the OpenMP wrapping: an in-process job that re-packs the
-// linked images and writes the registration module, and the clang job that
-// compiles it into the wrapper object placed first in the host link.
-func (l *link) wrapJobs(devs []*deviceJob) (wrap, compile *actions.Job, obj string, err error) {
+// wrapActions plans the OpenMP wrapping: an in-process action that
+// re-packs the linked images and writes the registration module, and the
+// clang command that compiles it into the wrapper object placed first in
+// the host link.
+func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Action, err error) {
 	prefix := l.outBase + ".openmp.image.wrapper"
-	irFile, err := l.tempName(prefix, "ll")
-	if err != nil {
-		return nil, nil, "", err
+	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
+	obj := actions.NewArtifact(l.tempName(prefix, "o"))
+	type packed struct {
+		triple, arch string
+		img, blob    string
 	}
-	obj, err = l.tempName(prefix, "o")
-	if err != nil {
-		return nil, nil, "", err
+	var ps []packed
+	wrap = &actions.Action{
+		Kind: actions.Wrap, Offload: actions.OpenMP, Target: target.Target{Triple: l.o.hostTriple}, Cost: 0.05,
+		Outputs: []*actions.Artifact{irFile},
 	}
-	var blobs []string
-	var deps []*actions.Job
-	var imgs []string
 	for _, d := range devs {
-		b, err := l.tempName(strings.TrimSuffix(filepath.Base(d.output), ".img")+".offload", "bin")
+		b := l.tempName(strings.TrimSuffix(filepath.Base(d.link.Outputs[0].Path), ".img")+".offload", "bin")
 		if l.o.saveTemps {
-			b, err = l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, tripleArch(d.g.id.triple), d.arch), "offload")
+			b = l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(d.g.id.Triple), d.arch), "offload")
 		}
-		if err != nil {
-			return nil, nil, "", err
-		}
-		blobs = append(blobs, b)
-		deps = append(deps, d.job)
-		imgs = append(imgs, d.output)
+		wrap.Inputs = append(wrap.Inputs, d.link.Outputs[0])
+		wrap.Outputs = append(wrap.Outputs, actions.NewArtifact(b))
+		ps = append(ps, packed{d.g.id.Triple, d.arch, d.link.Outputs[0].Path, b})
 	}
 	printIR := l.o.printWrapped
 	triple := l.o.hostTriple
-	wrap = &actions.Job{
-		Tool:    "Offload::Wrapper",
-		Triple:  l.o.hostTriple,
-		Inputs:  imgs,
-		Outputs: append([]string{irFile}, blobs...),
-		Deps:    deps,
-		Run: func(ctx context.Context, stdout, stderr io.Writer) error {
-			var wimgs []wrappedImage
-			for i, d := range devs {
-				data, err := os.ReadFile(d.output)
-				if err != nil {
-					return err
-				}
-				blob, off := packImage(d.g.id.triple, d.arch, data)
-				if err := os.WriteFile(blobs[i], blob, 0o666); err != nil {
-					return err
-				}
-				abs, err := filepath.Abs(blobs[i])
-				if err != nil {
-					return err
-				}
-				wimgs = append(wimgs, wrappedImage{blobPath: abs, blobSize: uint64(len(blob)), imageOffset: off, imageSize: uint64(len(data))})
+	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
+		var wimgs []wrappedImage
+		for _, p := range ps {
+			data, err := os.ReadFile(p.img)
+			if err != nil {
+				return err
 			}
-			ir := openMPWrapperIR(triple, wimgs)
-			if printIR {
-				io.WriteString(stderr, ir)
+			blob, off := packImage(p.triple, p.arch, data)
+			if err := sh.WriteFile(p.blob, blob, 0o666); err != nil {
+				return err
 			}
-			return os.WriteFile(irFile, []byte(ir), 0o666)
-		},
+			abs, err := filepath.Abs(p.blob)
+			if err != nil {
+				return err
+			}
+			wimgs = append(wimgs, wrappedImage{blobPath: abs, blobSize: uint64(len(blob)), imageOffset: off, imageSize: uint64(len(data))})
+		}
+		ir := openMPWrapperIR(triple, wimgs)
+		if printIR {
+			io.WriteString(sh.Stderr(), ir)
+		}
+		return sh.WriteFile(irFile.Path, []byte(ir), 0o666)
 	}
-	compile = &actions.Job{
-		Tool:    "clang",
-		Triple:  l.o.hostTriple,
-		Args:    []string{l.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj, irFile},
-		Inputs:  append([]string{irFile}, blobs...),
-		Outputs: []string{obj},
-		Deps:    []*actions.Job{wrap},
+	compile = &actions.Action{
+		Kind: actions.Wrap, Offload: actions.OpenMP, Target: target.Target{Triple: l.o.hostTriple}, Tool: "clang",
+		Inputs:  []*actions.Artifact{irFile},
+		Reads:   wrap.Outputs[1:],
+		Outputs: []*actions.Artifact{obj},
+		Command: []string{l.cfg.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj.Path, irFile.Path},
+		Cost:    0.3,
 	}
-	return wrap, compile, obj, nil
+	return wrap, compile, nil
 }

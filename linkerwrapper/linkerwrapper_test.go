@@ -11,10 +11,11 @@ import (
 	"testing"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/llvmtest"
 	"github.com/offcc/offcc/packager"
 )
 
-const llvmBin = "/usr/lib/llvm-22/bin"
+var llvmBin = llvmtest.Bin
 
 const hostTarget = "-fopenmp-targets=x86_64-pc-linux-gnu"
 
@@ -23,9 +24,7 @@ const hostTarget = "-fopenmp-targets=x86_64-pc-linux-gnu"
 func requireLLVM(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"clang", "clang-linker-wrapper", "llvm-objdump", "llvm-ar"} {
-		if _, err := os.Stat(filepath.Join(llvmBin, tool)); err != nil {
-			t.Skipf("LLVM 22 not installed: %v", err)
-		}
+		llvmtest.Tool(t, tool)
 	}
 }
 
@@ -372,7 +371,7 @@ func TestGroupImages(t *testing.T) {
 		for _, im := range g.images {
 			archs = append(archs, im.arch)
 		}
-		got = append(got, g.id.arch+"="+strings.Join(archs, ","))
+		got = append(got, g.id.Arch+"="+strings.Join(archs, ","))
 	}
 	want := "generic=generic,sm_80,sm_70 gfx90a=gfx90a,gfx90a:xnack+ generic=generic sm_80=sm_80 sm_70=sm_70 gfx90a:xnack+=gfx90a:xnack+"
 	if strings.Join(got, " ") != want {

@@ -2,9 +2,10 @@ package linkerwrapper
 
 import (
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/offcc/offcc/target"
 )
 
 // optID names one clang-linker-wrapper option (LinkerWrapperOpts.td).
@@ -219,6 +220,12 @@ func parseArgs(args []string) (*options, error) {
 				return nil, fmt.Errorf("unknown argument: '%s'", arg)
 			}
 			o.hostArgs = append(o.hostArgs, arg)
+			if ldSeparateValue[arg] && i+1 < len(args) {
+				// The value is the option's, not an input file.
+				i++
+				o.hostArgs = append(o.hostArgs, args[i])
+				continue
+			}
 			if arg == "-" || !strings.HasPrefix(arg, "-") {
 				o.items = append(o.items, item{itemInput, arg})
 			}
@@ -308,7 +315,7 @@ func parseArgs(args []string) (*options, error) {
 		}
 	}
 	if o.hostTriple == "" {
-		o.hostTriple = defaultHostTriple()
+		o.hostTriple = target.DefaultHostTriple()
 	}
 	return o, nil
 }
@@ -337,9 +344,30 @@ func (o *options) passThrough(args []string, i *int) {
 		o.items = append(o.items, item{itemWholeArchive, ""})
 	case arg == "--no-whole-archive":
 		o.items = append(o.items, item{itemNoWholeArchive, ""})
+	case ldSeparateValue[arg]:
+		if *i+1 < len(args) {
+			*i++
+			o.hostArgs = append(o.hostArgs, args[*i])
+		}
 	case !strings.HasPrefix(arg, "-"):
 		o.items = append(o.items, item{itemInput, arg})
 	}
+}
+
+// ldSeparateValue lists the GNU ld options (as clang's driver writes them)
+// whose value is the next argument, so that the value is not taken for an
+// input file: "-m elf_x86_64", "-dynamic-linker /lib64/ld-linux-x86-64.so.2".
+var ldSeparateValue = map[string]bool{
+	"-m": true, "-dynamic-linker": true, "--dynamic-linker": true, "-z": true,
+	"-soname": true, "-h": true, "-T": true, "-e": true, "--entry": true,
+	"-u": true, "--undefined": true, "-y": true, "--trace-symbol": true,
+	"-Map": true, "--version-script": true, "--dynamic-list": true,
+	"-plugin": true, "-plugin-opt": true, "-R": true, "--just-symbols": true,
+	"-Y": true, "-a": true, "-A": true, "--architecture": true, "-b": true,
+	"--format": true, "-c": true, "--mri-script": true, "-f": true, "--auxiliary": true,
+	"-F": true, "--filter": true, "-G": true, "--gpsize": true, "--exclude-libs": true,
+	"--defsym": true, "-Ttext": true, "-Tdata": true, "-Tbss": true, "--section-start": true,
+	"--image-base": true, "--sort-section": true, "--wrap": true,
 }
 
 // splitTripleValue splits "[triple=]value". A prefix that looks like an
@@ -349,31 +377,4 @@ func splitTripleValue(v string) tripleValue {
 		return tripleValue{t, rest}
 	}
 	return tripleValue{"", v}
-}
-
-// defaultHostTriple is the triple assumed without --host-triple.
-func defaultHostTriple() string {
-	switch runtime.GOARCH {
-	case "arm64":
-		return "aarch64-unknown-linux-gnu"
-	case "ppc64le":
-		return "powerpc64le-unknown-linux-gnu"
-	}
-	return "x86_64-pc-linux-gnu"
-}
-
-// tripleArch is the architecture component of a triple ("x86_64", "amdgcn").
-func tripleArch(triple string) string {
-	a, _, _ := strings.Cut(triple, "-")
-	return a
-}
-
-func isAMDGPU(triple string) bool {
-	a := tripleArch(triple)
-	return a == "amdgcn" || a == "r600"
-}
-
-func isNVPTX(triple string) bool {
-	a := tripleArch(triple)
-	return a == "nvptx" || a == "nvptx64"
 }

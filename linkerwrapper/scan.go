@@ -11,6 +11,7 @@ import (
 
 	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/target"
 )
 
 // deviceImage is one offload image found in the host inputs.
@@ -21,17 +22,17 @@ type deviceImage struct {
 	// stem names the file the image came from (object or archive member),
 	// without directory and extension, for temporary file names.
 	stem string
+	// source is the input file (object or archive) that holds the image.
+	source string
 }
 
-// targetID is the (triple, arch) pair images are grouped by.
-type targetID struct{ triple, arch string }
-
-func (d *deviceImage) id() targetID { return targetID{d.triple, d.arch} }
+// id is the (triple, arch) pair images are grouped by.
+func (d *deviceImage) id() target.Target { return target.Target{Triple: d.triple, Arch: d.arch} }
 
 // lazyMember is an archive member that is linked only when it resolves a
 // symbol that is undefined so far. Its offload images are read only then.
 type lazyMember struct {
-	name, stem         string
+	name, stem, source string
 	data               []byte
 	defined, undefined []string
 	loaded             bool
@@ -39,15 +40,15 @@ type lazyMember struct {
 
 // images returns the offload images embedded in the member.
 func (m *lazyMember) images() ([]deviceImage, error) {
-	return objectImages(m.name, m.data, m.stem)
+	return objectImages(m.name, m.data, m.stem, m.source)
 }
 
 // scanResult is what the input scan found.
 type scanResult struct {
 	images []deviceImage
-	// skippedBitcode lists host inputs that are LLVM bitcode (LTO); offcc
-	// does not look for offload images in them yet.
-	skippedBitcode []string
+	// bitcode lists host inputs that are LLVM bitcode (LTO): offcc cannot
+	// read offload images from them.
+	bitcode []string
 }
 
 var (
@@ -126,7 +127,7 @@ func scanInputs(o *options) (*scanResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			imgs, err := objectImages(path, data, stemOf(path))
+			imgs, err := objectImages(path, data, stemOf(path), path)
 			if err != nil {
 				return nil, err
 			}
@@ -146,11 +147,11 @@ func scanInputs(o *options) (*scanResult, error) {
 			for _, m := range ar.Members {
 				if !objfile.IsELF(m.Data) {
 					if bytes.HasPrefix(m.Data, bitcodeMagic) {
-						res.skippedBitcode = append(res.skippedBitcode, path+"("+m.Name+")")
+						res.bitcode = append(res.bitcode, path+"("+m.Name+")")
 					}
 					continue
 				}
-				member := &lazyMember{name: fmt.Sprintf("%s(%s)", path, m.Name), stem: stemOf(m.Name), data: m.Data}
+				member := &lazyMember{name: fmt.Sprintf("%s(%s)", path, m.Name), stem: stemOf(m.Name), source: path, data: m.Data}
 				member.defined, member.undefined, _ = objfile.Symbols(m.Data)
 				if whole {
 					imgs, err := member.images()
@@ -164,12 +165,12 @@ func scanInputs(o *options) (*scanResult, error) {
 				lazy = append(lazy, member)
 			}
 		case bytes.HasPrefix(head, bitcodeMagic):
-			res.skippedBitcode = append(res.skippedBitcode, path)
+			res.bitcode = append(res.bitcode, path)
 		}
 	}
 
 	// Regular inputs decide which targets archive images may join.
-	have := map[targetID]bool{}
+	have := map[target.Target]bool{}
 	for i := range res.images {
 		have[res.images[i].id()] = true
 	}
@@ -207,7 +208,7 @@ func resolvesUndefined(defs []string, defined, undefined map[string]bool) bool {
 }
 
 // objectImages returns the offload images embedded in the ELF object data.
-func objectImages(name string, data []byte, stem string) ([]deviceImage, error) {
+func objectImages(name string, data []byte, stem, source string) ([]deviceImage, error) {
 	imgs, err := packager.ImagesInELF(data)
 	if errors.Is(err, packager.ErrNotReadableELF) {
 		// Not an object we can read (e.g. 32-bit); the host linker decides.
@@ -220,7 +221,7 @@ func objectImages(name string, data []byte, stem string) ([]deviceImage, error) 
 	for _, im := range imgs {
 		triple, _ := im.Get("triple")
 		arch, _ := im.Get("arch")
-		out = append(out, deviceImage{image: im, triple: triple, arch: arch, stem: stem})
+		out = append(out, deviceImage{image: im, triple: triple, arch: arch, stem: stem, source: source})
 	}
 	return out, nil
 }
@@ -285,7 +286,7 @@ func stemOf(p string) string {
 // group is one device link: the images of one (triple, arch) plus the
 // compatible ones ("generic", or a compatible AMD target ID).
 type group struct {
-	id     targetID
+	id     target.Target
 	images []deviceImage
 }
 
@@ -295,11 +296,11 @@ type group struct {
 // own (triple, arch), created on first sight. Groups keep first-seen order.
 func groupImages(images []deviceImage) []*group {
 	var groups []*group
-	byID := map[targetID]*group{}
+	byID := map[target.Target]*group{}
 	for _, im := range images {
 		id := im.id()
 		for _, g := range groups {
-			if compatible(id, g.id) {
+			if target.Compatible(id, g.id) {
 				g.images = append(g.images, im)
 			}
 		}
@@ -312,30 +313,4 @@ func groupImages(images []deviceImage) []*group {
 		g.images = append(g.images, im)
 	}
 	return groups
-}
-
-// compatible mirrors llvm::object::areTargetsCompatible: equal targets are
-// not "compatible" (they are the same group).
-func compatible(a, b targetID) bool {
-	if a == b || a.triple != b.triple {
-		return false
-	}
-	if a.arch == "generic" || b.arch == "generic" {
-		return true
-	}
-	if !isAMDGPU(a.triple) {
-		return false
-	}
-	pa, _, _ := strings.Cut(a.arch, ":")
-	pb, _, _ := strings.Cut(b.arch, ":")
-	if pa != pb {
-		return false
-	}
-	for _, f := range []string{"xnack", "sramecc"} {
-		if (strings.Contains(a.arch, f+"+") && strings.Contains(b.arch, f+"-")) ||
-			(strings.Contains(a.arch, f+"-") && strings.Contains(b.arch, f+"+")) {
-			return false
-		}
-	}
-	return true
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/inspect"
+	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/toolchain"
@@ -54,7 +55,7 @@ func run(argv []string) int {
 	}
 	return driver.Main(ctx, &driver.Invocation{
 		Argv0: argv[0], Args: argv[1:], Env: os.Environ(),
-		Stdout: os.Stdout, Stderr: os.Stderr, Self: self,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Self: self,
 		Exec: driver.ExecClang,
 	})
 }
@@ -152,7 +153,10 @@ func embedMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "offcc: error: offload-embed: usage: offcc offload-embed -o OUT HOST.o BLOB...")
 		return 1
 	}
-	if err := driver.EmbedOffload(out, inputs[0], inputs[1:]); err != nil {
+	err := atomicfile.WriteFunc(out, 0o666, func(w io.Writer) error {
+		return packager.EmbedFiles(w, inputs[0], inputs[1:])
+	})
+	if err != nil {
 		fmt.Fprintf(stderr, "offcc: error: %v\n", err)
 		return 1
 	}
@@ -200,6 +204,7 @@ func linkerWrapperMain(ctx context.Context, args []string) int {
 		return 1
 	}
 	return linkerwrapper.Main(ctx, linkerwrapper.Config{
-		Clang: llvm.Clang(), Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
+		Clang: llvm.Clang(), LinkerWrapper: llvm.Tool("clang-linker-wrapper"),
+		Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
 	}, args)
 }

@@ -1,0 +1,361 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/offcc/offcc/internal/atomicfile"
+)
+
+// ShellOptions configure a build's Shell.
+type ShellOptions struct {
+	// Stdout and Stderr receive the build's output; nil means os.Stdout
+	// and os.Stderr.
+	Stdout, Stderr io.Writer
+	// DryRun is -###: actions are printed in clang's -### quoting, and
+	// nothing runs or is written.
+	DryRun bool
+	// Verbose is -v: each command is printed in clang's -v quoting just
+	// before it runs.
+	Verbose bool
+	// TempDir is the build's private temporary directory. Files outside it
+	// that a command writes with -o are written under a temporary name
+	// beside them and renamed when the command succeeds.
+	TempDir string
+	// Stdin returns the build's standard input, for commands that read
+	// "-"; it is called at most once. nil means no standard input.
+	Stdin func() ([]byte, error)
+	// Env is extra KEY=VALUE environment for every command (TMPDIR=...).
+	Env []string
+}
+
+// Shell performs a build's side effects: it runs commands, creates,
+// renames and removes files, and prints messages, honouring -### and -v.
+// The executor hands each action its own Shell, whose output is collected
+// and printed whole when the action ends.
+type Shell struct {
+	opt    *ShellOptions
+	shared *shellShared
+	// out and err are this action's output (the build's own writers for
+	// the root Shell).
+	out, err io.Writer
+}
+
+type shellShared struct {
+	mu        sync.Mutex // serialises writes to the build's Stdout and Stderr
+	stdinOnce sync.Once
+	stdin     []byte
+	stdinErr  error
+}
+
+// NewShell returns the Shell of a build.
+func NewShell(opt ShellOptions) *Shell {
+	if opt.Stdout == nil {
+		opt.Stdout = os.Stdout
+	}
+	if opt.Stderr == nil {
+		opt.Stderr = os.Stderr
+	}
+	return &Shell{opt: &opt, shared: &shellShared{}, out: opt.Stdout, err: opt.Stderr}
+}
+
+// DryRun reports whether the Shell prints actions instead of running them.
+func (sh *Shell) DryRun() bool { return sh.opt.DryRun }
+
+// Verbose reports whether commands are printed as they run.
+func (sh *Shell) Verbose() bool { return sh.opt.Verbose }
+
+// TempDir returns the build's private temporary directory.
+func (sh *Shell) TempDir() string { return sh.opt.TempDir }
+
+// Stdout returns the writer for the current action's standard output.
+func (sh *Shell) Stdout() io.Writer { return sh.out }
+
+// Stderr returns the writer for the current action's messages.
+func (sh *Shell) Stderr() io.Writer { return sh.err }
+
+// Printf writes a message to the current action's standard error.
+func (sh *Shell) Printf(format string, args ...any) {
+	fmt.Fprintf(sh.err, format, args...)
+}
+
+// Print writes text to the build's standard error at once, under the
+// output lock, whatever action is running.
+func (sh *Shell) Print(text string) {
+	sh.shared.mu.Lock()
+	defer sh.shared.mu.Unlock()
+	io.WriteString(sh.opt.Stderr, text)
+}
+
+// ShowCommand prints argv as the next command to run: under -v in clang's
+// -v quoting, under -### in its -### quoting; otherwise nothing.
+func (sh *Shell) ShowCommand(argv []string) {
+	switch {
+	case len(argv) == 0:
+	case sh.opt.DryRun:
+		sh.Print(FormatHash(argv) + "\n")
+	case sh.opt.Verbose:
+		sh.Print(FormatVerbose(argv) + "\n")
+	}
+}
+
+// forAction returns a Shell whose output goes to the given writers.
+func (sh *Shell) forAction(out, err io.Writer) *Shell {
+	return &Shell{opt: sh.opt, shared: sh.shared, out: out, err: err}
+}
+
+// flush writes an action's collected output to the build's writers.
+func (sh *Shell) flush(out, err []byte) {
+	if len(out) == 0 && len(err) == 0 {
+		return
+	}
+	sh.shared.mu.Lock()
+	defer sh.shared.mu.Unlock()
+	sh.opt.Stdout.Write(out)
+	sh.opt.Stderr.Write(err)
+}
+
+// OutputError is a file the build cannot create, reported as clang does:
+// "unable to open output file 'PATH': 'REASON'".
+type OutputError struct {
+	Path string
+	Err  error
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("unable to open output file '%s': '%s'", e.Path, strerror(e.Err))
+}
+
+// Unwrap returns the underlying error.
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// strerror spells an error's cause as C's strerror does ("No such file or
+// directory"), without Go's "open NAME:" prefix.
+func strerror(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// OutputFile is a file being written by an in-process action. It appears
+// under its name only when committed.
+type OutputFile struct {
+	*atomicfile.File
+	perm os.FileMode
+}
+
+// Commit makes the file visible under its name.
+func (f *OutputFile) Commit() error { return f.File.Commit(f.perm) }
+
+// Create starts writing the file path: the data goes to a temporary file
+// beside it, which Commit renames to path and Abort removes. perm (less
+// the umask) is the final mode. In a dry run nothing is created and
+// Create fails.
+func (sh *Shell) Create(path string, perm os.FileMode) (*OutputFile, error) {
+	if sh.opt.DryRun {
+		return nil, errors.New("actions: Create in a dry run")
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, &OutputError{Path: path, Err: err}
+	}
+	return &OutputFile{File: f, perm: perm}, nil
+}
+
+// WriteFile writes data to path atomically (see Create).
+func (sh *Shell) WriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := sh.Create(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteTo writes path atomically with the function write (see Create).
+func (sh *Shell) WriteTo(path string, perm os.FileMode, write func(io.Writer) error) error {
+	f, err := sh.Create(path, perm)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// Remove removes path; a missing file is not an error.
+func (sh *Shell) Remove(path string) error {
+	if sh.opt.DryRun {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// readStdin returns the build's standard input, read once.
+func (sh *Shell) readStdin() ([]byte, error) {
+	sh.shared.stdinOnce.Do(func() {
+		if sh.opt.Stdin != nil {
+			sh.shared.stdin, sh.shared.stdinErr = sh.opt.Stdin()
+		}
+	})
+	return sh.shared.stdin, sh.shared.stdinErr
+}
+
+// isPublished reports whether a command's output path is a user-visible
+// file, written under a temporary name and renamed on success.
+func (sh *Shell) isPublished(path string) bool {
+	if path == "-" || strings.HasPrefix(path, "/dev/") {
+		return false
+	}
+	if d := sh.opt.TempDir; d != "" && strings.HasPrefix(path, d+string(filepath.Separator)) {
+		return false
+	}
+	return true
+}
+
+// killGrace is how long a cancelled child's process group has between
+// SIGTERM and SIGKILL.
+var killGrace = 2 * time.Second
+
+// runCommand runs a's external command. Outputs named by "-o PATH" that lie
+// outside the temporary directory are written under a temporary name
+// beside PATH and renamed when the command succeeds; on failure nothing
+// appears at PATH.
+func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
+	argv := append([]string(nil), a.Command...)
+	type rename struct{ from, to string }
+	var renames []rename
+	defer func() {
+		for _, r := range renames {
+			os.Remove(r.from) // a no-op after a successful rename
+		}
+	}()
+	for _, f := range a.Outputs {
+		if !sh.isPublished(f.Path) {
+			continue
+		}
+		for i := 1; i+1 < len(argv); i++ {
+			if argv[i] != "-o" || argv[i+1] != f.Path {
+				continue
+			}
+			tmp, err := atomicfile.TempName(f.Path)
+			if err != nil {
+				return &OutputError{Path: f.Path, Err: err}
+			}
+			argv[i+1] = tmp
+			renames = append(renames, rename{tmp, f.Path})
+			break
+		}
+	}
+	var stdin io.Reader
+	for _, f := range a.Inputs {
+		if f.IsStdin() {
+			data, err := sh.readStdin()
+			if err != nil {
+				return fmt.Errorf("cannot read standard input: %v", err)
+			}
+			stdin = bytes.NewReader(data)
+		}
+	}
+	if err := sh.exec(ctx, argv, a.Env, stdin); err != nil {
+		return err
+	}
+	for _, r := range renames {
+		if err := os.Rename(r.from, r.to); err != nil {
+			return &OutputError{Path: r.to, Err: err}
+		}
+	}
+	return nil
+}
+
+// exec runs argv in its own process group with the action's output
+// writers. When ctx is done the group gets SIGTERM, then SIGKILL after
+// killGrace.
+func (sh *Shell) exec(ctx context.Context, argv, env []string, stdin io.Reader) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = stdin // nil reads /dev/null
+	cmd.Stdout, cmd.Stderr = sh.out, sh.err
+	if len(env) > 0 || len(sh.opt.Env) > 0 {
+		cmd.Env = append(append(os.Environ(), sh.opt.Env...), env...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return &StartError{Path: argv[0], Err: err}
+	}
+	pgid := cmd.Process.Pid
+	exited := make(chan struct{})
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+		}
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		t := time.NewTimer(killGrace)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			// The group still has a member holding our pipes (Wait has not
+			// returned), so pgid cannot have been reused.
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}()
+	err := cmd.Wait()
+	close(exited)
+	<-killerDone
+	return err
+}
+
+// StartError is a command that could not be started.
+type StartError struct {
+	Path string
+	Err  error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("unable to execute command: Executable \"%s\" %s", e.Path, startReason(e.Err))
+}
+
+// Unwrap returns the underlying error.
+func (e *StartError) Unwrap() error { return e.Err }
+
+func startReason(err error) string {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+		return "doesn't exist!"
+	}
+	return "cannot be run: " + strerror(err)
+}

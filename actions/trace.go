@@ -1,0 +1,157 @@
+package actions
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Event is one action that ran.
+type Event struct {
+	Action     *Action
+	Start, End time.Time
+	// Slot is the concurrency slot the action ran in, from 0 to Jobs-1.
+	Slot int
+	// Code is the exit status (0 on success) and Err the failure.
+	Code int
+	Err  error
+}
+
+// Trace records the actions a build runs, expanded ones included. Its
+// events are written as Chrome trace JSON (WriteChrome), which Perfetto
+// and chrome://tracing load.
+type Trace struct {
+	// Lines, when non-nil, receives one line per finished action:
+	// "job <tool> <wall time> <exit status>".
+	Lines io.Writer
+
+	mu     sync.Mutex
+	t0     time.Time
+	jobs   int
+	events []Event
+}
+
+func (t *Trace) start(jobs int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.t0.IsZero() {
+		t.t0 = time.Now()
+	}
+	t.jobs = max(t.jobs, jobs)
+}
+
+func (t *Trace) add(ev Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = append(t.events, ev)
+	if t.Lines != nil {
+		fmt.Fprintf(t.Lines, "job %s %s %d\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code)
+	}
+}
+
+// Events returns the recorded events in the order the actions finished.
+func (t *Trace) Events() []Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Event(nil), t.events...)
+}
+
+// chromeEvent is one entry of the Chrome trace format's traceEvents.
+type chromeEvent struct {
+	Name string         `json:"name"`
+	Cat  string         `json:"cat,omitempty"`
+	Ph   string         `json:"ph"`
+	Ts   int64          `json:"ts"`
+	Dur  *int64         `json:"dur,omitempty"`
+	Pid  int            `json:"pid"`
+	Tid  int            `json:"tid"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// WriteChrome writes the trace in the Chrome trace event format: one
+// complete ("X") event per action, on the thread of its slot, with its
+// kind, target, command, inputs (discovered ones included), outputs and
+// exit status as arguments. Times are microseconds from the build's start.
+func (t *Trace) WriteChrome(w io.Writer, process string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	evs := []chromeEvent{{Name: "process_name", Ph: "M", Pid: 1, Args: map[string]any{"name": process}}}
+	slots := t.jobs
+	for _, ev := range t.events {
+		slots = max(slots, ev.Slot+1)
+	}
+	for s := 0; s < slots; s++ {
+		evs = append(evs, chromeEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: s, Args: map[string]any{"name": fmt.Sprintf("slot %d", s)}})
+	}
+	for _, ev := range t.events {
+		a := ev.Action
+		dur := ev.End.Sub(ev.Start).Microseconds()
+		args := map[string]any{
+			"kind":    a.Kind.String(),
+			"tool":    a.ToolName(),
+			"inputs":  append(paths(a.AllInputs()), a.Discovered...),
+			"outputs": paths(a.Outputs),
+			"status":  ev.Code,
+		}
+		if a.Offload != None {
+			args["offload"] = a.SideName()
+		}
+		if a.Target.Triple != "" {
+			args["triple"] = a.Target.Triple
+		}
+		if a.Target.Arch != "" {
+			args["arch"] = a.Target.Arch
+		}
+		if a.Command != nil {
+			args["command"] = a.Command
+		}
+		if ev.Err != nil {
+			args["error"] = ev.Err.Error()
+		}
+		evs = append(evs, chromeEvent{
+			Name: eventName(a), Cat: a.Kind.String(), Ph: "X",
+			Ts: ev.Start.Sub(t.t0).Microseconds(), Dur: &dur,
+			Pid: 1, Tid: ev.Slot, Args: args,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(struct {
+		TraceEvents     []chromeEvent `json:"traceEvents"`
+		DisplayTimeUnit string        `json:"displayTimeUnit"`
+	}{evs, "ms"})
+}
+
+// eventName names an action in a trace viewer: kind, target and the file
+// it works on.
+func eventName(a *Action) string {
+	s := a.Kind.String()
+	switch {
+	case a.Target.Arch != "":
+		s += " " + a.Target.Arch
+	case a.Device:
+		s += " " + a.Target.Triple
+	}
+	var f *Artifact
+	switch {
+	case len(a.Inputs) > 0 && a.Inputs[0].Producer() == nil:
+		f = a.Inputs[0]
+	case len(a.Outputs) > 0:
+		f = a.Outputs[0]
+	}
+	if f != nil {
+		s += " " + filepath.Base(f.Path)
+	}
+	return s
+}
+
+func paths(fs []*Artifact) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Path
+	}
+	return out
+}

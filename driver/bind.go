@@ -1,0 +1,363 @@
+package driver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/target"
+)
+
+// This file binds the jobs every offload kind shares (compiles, the
+// assemblers, the packager and the link stage) to typed actions. Each
+// input and output comes from the option that names it.
+
+// bindCC1 adds a clang -cc1 job as an action of the given kind.
+func (p *planner) bindCC1(j *clangJob, c *cc1Job, kind actions.Kind) error {
+	a := &actions.Action{
+		Kind: kind, Offload: p.offload, Device: c.device(),
+		Target:  target.Target{Triple: c.triple},
+		Command: append([]string(nil), j.argv...),
+		Cost:    cc1Cost(kind, c),
+	}
+	if a.Device && target.IsGPU(c.triple) {
+		a.Target.Arch = c.targetID()
+	}
+	if !a.Device && p.plan.HostTriple == "" {
+		p.plan.HostTriple = c.triple
+	}
+	in, err := p.input(j, c.input)
+	if err != nil {
+		return err
+	}
+	a.Inputs = append(a.Inputs, in)
+	if c.hostIR != "" {
+		hostIR, err := p.input(j, c.hostIR)
+		if err != nil {
+			return err
+		}
+		a.Inputs = append(a.Inputs, hostIR)
+	}
+	for _, r := range c.reads {
+		f, err := p.input(j, r)
+		if err != nil {
+			return err
+		}
+		a.Reads = append(a.Reads, f)
+	}
+	if kind == actions.Backend && !a.Device && c.mode == "-emit-obj" && len(c.embed) > 0 {
+		return p.bindSplitEmbed(j, c, a)
+	}
+	for _, b := range c.embed {
+		f, err := p.input(j, b)
+		if err != nil {
+			return err
+		}
+		a.Reads = append(a.Reads, f)
+	}
+	if c.output != "" {
+		out, err := p.output(j, c.output)
+		if err != nil {
+			return err
+		}
+		a.Outputs = append(a.Outputs, out)
+	}
+	if err := p.bindDepFile(j, c, a); err != nil {
+		return err
+	}
+	return p.add(j, a)
+}
+
+// bindDepFile makes the compile list the headers it reads. The host compile
+// keeps the user's dependency file (-MD) and offcc reads it back; every
+// other compile that preprocesses writes one to the temporary directory.
+// Device compiles never write the user's file (clang 22 still lets the
+// device compile for the host's own triple write it).
+func (p *planner) bindDepFile(j *clangJob, c *cc1Job, a *actions.Action) error {
+	if c.depFile != "" && a.Device {
+		a.Command = withoutDepOptions(a.Command)
+		c.depFile = ""
+	}
+	if c.depFile != "" {
+		f, err := p.output(j, c.depFile)
+		if err != nil {
+			return err
+		}
+		a.Outputs = append(a.Outputs, f)
+		if c.depFile != "-" && !strings.HasPrefix(c.depFile, "/dev/") {
+			a.DepFile = c.depFile
+		}
+		return nil
+	}
+	if !c.preprocesses() {
+		return nil
+	}
+	like := c.output
+	if like == "" {
+		like = c.input + ".o"
+	}
+	d := p.temp(like, ".d")
+	a.Outputs = append(a.Outputs, d)
+	a.DepFile = d.Path
+	n := len(a.Command)
+	tail := append([]string(nil), a.Command[n-3:]...)
+	a.Command = append(append(a.Command[:n-3], "-dependency-file", d.Path, "-MT", like, "-sys-header-deps"), tail...)
+	return nil
+}
+
+// withoutDepOptions removes the dependency-file options from a cc1
+// command line.
+func withoutDepOptions(argv []string) []string {
+	out := make([]string, 0, len(argv))
+	for i := 0; i < len(argv); i++ {
+		switch argv[i] {
+		case "-dependency-file", "-MT", "-MQ":
+			i++
+		case "-sys-header-deps", "-MP":
+		default:
+			out = append(out, argv[i])
+		}
+	}
+	return out
+}
+
+// bindSplitEmbed replaces a host backend job that embeds offload binaries
+// (-fembed-offload-object) by a backend job that does not and an embed
+// step after it: the backend would otherwise wait for every device image
+// only to copy it into a section. The backend now runs beside the device
+// compiles.
+func (p *planner) bindSplitEmbed(j *clangJob, c *cc1Job, backend *actions.Action) error {
+	final, err := p.output(j, c.output)
+	if err != nil {
+		return err
+	}
+	hostOnly := p.temp(c.output, ".o")
+	var args []string
+	for i, arg := range j.argv {
+		switch {
+		case strings.HasPrefix(arg, "-fembed-offload-object="):
+			continue
+		case i == c.outputArg:
+			arg = hostOnly.Path
+		}
+		args = append(args, arg)
+	}
+	backend.Command = args
+	backend.Outputs = []*actions.Artifact{hostOnly}
+	embed := &actions.Action{
+		Kind: actions.Embed, Offload: p.offload, Target: backend.Target,
+		Inputs:  []*actions.Artifact{hostOnly},
+		Outputs: []*actions.Artifact{final},
+		Command: []string{p.env.self, "offload-embed", "-o", final.Path, hostOnly.Path},
+		Cost:    0.02,
+	}
+	var blobs []string
+	for _, b := range c.embed {
+		f, err := p.input(j, b)
+		if err != nil {
+			return err
+		}
+		embed.Inputs = append(embed.Inputs, f)
+		embed.Command = append(embed.Command, b)
+		blobs = append(blobs, b)
+	}
+	// The backend is checked against the original job, which names the
+	// blobs the embed step reads.
+	both := &actions.Action{Inputs: backend.Inputs, Reads: append(append([]*actions.Artifact(nil), backend.Reads...), embed.Inputs[1:]...), Outputs: []*actions.Artifact{final}}
+	if err := p.checkBound(j, both); err != nil {
+		return err
+	}
+	if err := p.plan.Graph.Add(backend); err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	steps := p.env.steps
+	out, obj := final.Path, hostOnly.Path
+	embed.Run = func(_ context.Context, sh *actions.Shell) error {
+		return steps.embed(sh, out, obj, blobs)
+	}
+	if err := p.plan.Graph.Add(embed); err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	return nil
+}
+
+// cc1Cost estimates a compile's cost relative to a device compile, from
+// measurements of clang 22 on OpenMP code: the host front end without LLVM
+// passes is about a fifth of a device compile, the host backend a bit more
+// than one.
+func cc1Cost(kind actions.Kind, c *cc1Job) float64 {
+	switch {
+	case kind == actions.Preprocess:
+		return 0.1
+	case c.disablePasses:
+		return 0.2
+	case kind == actions.Backend:
+		return 1.3
+	}
+	return 1
+}
+
+// bindAssemble adds a clang -cc1as job.
+func (p *planner) bindAssemble(j *clangJob) error {
+	c, err := parseCC1as(j.argv)
+	if err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	a := &actions.Action{
+		Kind: actions.Assemble, Offload: p.offload, Device: target.IsGPU(c.triple),
+		Target: target.Target{Triple: c.triple}, Command: j.argv, Cost: 0.1,
+	}
+	in, err := p.input(j, c.input)
+	if err != nil {
+		return err
+	}
+	out, err := p.output(j, c.output)
+	if err != nil {
+		return err
+	}
+	a.Inputs, a.Outputs = []*actions.Artifact{in}, []*actions.Artifact{out}
+	return p.add(j, a)
+}
+
+// bindPtxas adds a ptxas job (NVPTX::Assembler).
+func (p *planner) bindPtxas(j *clangJob) error {
+	x, err := parsePtxas(j.argv)
+	if err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	in, err := p.input(j, x.input)
+	if err != nil {
+		return err
+	}
+	triple := "nvptx64-nvidia-cuda"
+	if prod := in.Producer(); prod != nil {
+		triple = prod.Target.Triple
+	}
+	out, err := p.output(j, x.output)
+	if err != nil {
+		return err
+	}
+	return p.add(j, &actions.Action{
+		Kind: actions.DeviceAssemble, Offload: p.offload, Device: true,
+		Target: target.Target{Triple: triple, Arch: x.gpu}, Command: j.argv, Cost: 0.5,
+		Inputs: []*actions.Artifact{in}, Outputs: []*actions.Artifact{out},
+	})
+}
+
+// bindPackage adds an llvm-offload-binary job as offcc's in-process
+// packager, byte-identical to LLVM's.
+func (p *planner) bindPackage(j *clangJob) error {
+	var out string
+	var specs []string
+	for i := 1; i < len(j.argv); i++ {
+		switch a := j.argv[i]; {
+		case a == "-o" && i+1 < len(j.argv):
+			out = j.argv[i+1]
+			i++
+		case strings.HasPrefix(a, "--image="):
+			specs = append(specs, strings.TrimPrefix(a, "--image="))
+		default:
+			return unrecognized(j, "unexpected packager argument %q", a)
+		}
+	}
+	if out == "" || len(specs) == 0 {
+		return unrecognized(j, "packager job without -o or --image")
+	}
+	a := &actions.Action{
+		Kind: actions.Package, Offload: p.offload, Target: target.Target{Triple: p.hostTriple()},
+		Command: append([]string{p.env.self, "offload-binary"}, j.argv[1:]...), Cost: 0.05,
+	}
+	var images []packager.FileImage
+	for _, spec := range specs {
+		file, kind, strs, err := packager.ParseImageSpec(spec)
+		if err != nil {
+			return unrecognized(j, "%v", err)
+		}
+		for _, path := range strings.Split(file, ",") {
+			in, err := p.input(j, path)
+			if err != nil {
+				return err
+			}
+			a.Inputs = append(a.Inputs, in)
+			images = append(images, packager.FileImage{Path: path, Offload: packager.ParseOffloadKind(kind), Strings: strs})
+			for _, kv := range strs {
+				if kv.Key == "arch" {
+					setDeviceArch(in, kv.Value)
+				}
+			}
+		}
+	}
+	o, err := p.output(j, out)
+	if err != nil {
+		return err
+	}
+	a.Outputs = []*actions.Artifact{o}
+	steps := p.env.steps
+	a.Run = func(_ context.Context, sh *actions.Shell) error {
+		return steps.pack(sh, out, images)
+	}
+	return p.add(j, a)
+}
+
+// setDeviceArch records the arch the packager files an image under on the
+// device actions that produced it (the compile, and ptxas after it).
+func setDeviceArch(f *actions.Artifact, arch string) {
+	for a := f.Producer(); a != nil && a.Device; {
+		a.Target.Arch = arch
+		var next *actions.Action
+		for _, in := range a.Inputs {
+			if pr := in.Producer(); pr != nil && pr.Device && pr.Target.Triple == a.Target.Triple {
+				next = pr
+				break
+			}
+		}
+		a = next
+	}
+}
+
+// bindLink adds the clang-linker-wrapper job as offcc's link stage. Its
+// device links, registration and host link are planned when it runs, from
+// the images its inputs hold, and join the same graph.
+func (p *planner) bindLink(j *clangJob) error {
+	args := j.argv[1:]
+	cl, err := linkerwrapper.ParseCommandLine(args)
+	if err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	host := cl.HostTriple()
+	if p.plan.HostTriple == "" {
+		p.plan.HostTriple = host
+	}
+	a := &actions.Action{
+		Kind: actions.Link, Offload: p.offload, Target: target.Target{Triple: host},
+		Command: append(append([]string{p.env.self, "linker-wrapper"}, p.env.linkPrefix...), args...),
+		Cost:    1,
+	}
+	// Inputs are what the build and the user give the link; the files
+	// clang's toolchain adds (crt objects, the dynamic loader) are Reads.
+	for _, path := range cl.Inputs() {
+		_, earlier := p.files[path]
+		in, err := p.input(j, path)
+		if err != nil {
+			return err
+		}
+		if earlier && in.Producer() != nil || p.env.userInputs[path] {
+			a.Inputs = append(a.Inputs, in)
+		} else {
+			a.Reads = append(a.Reads, in)
+		}
+	}
+	out, err := p.output(j, cl.Output())
+	if err != nil {
+		return err
+	}
+	a.Outputs = []*actions.Artifact{out}
+	steps := p.env.steps
+	llvmWrapper := j.argv[0]
+	a.Expand = func(ctx context.Context, sh *actions.Shell) ([]*actions.Action, error) {
+		return steps.link(sh, llvmWrapper, args, out)
+	}
+	return p.add(j, a)
+}
