@@ -178,9 +178,6 @@ func (a *Action) Deps() []*Action {
 	return deps
 }
 
-// Parent returns the action whose expansion added this one, or nil.
-func (a *Action) Parent() *Action { return a.parent }
-
 // ToolName returns Tool, or the tool clang's -ccc-print-bindings names for
 // the kind.
 func (a *Action) ToolName() string {

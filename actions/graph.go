@@ -78,32 +78,10 @@ func (g *Graph) add(a *Action, parent *Action) error {
 	return nil
 }
 
-// Contains reports whether a is in the graph.
-func (g *Graph) Contains(a *Action) bool {
-	_, ok := g.index[a]
-	return ok
-}
-
 // Index returns a's position in the graph, or -1.
 func (g *Graph) Index(a *Action) int {
 	if i, ok := g.index[a]; ok {
 		return i
 	}
 	return -1
-}
-
-// Sources returns the files the graph reads that no action in it writes,
-// each once, in the order actions read them.
-func (g *Graph) Sources() []*Artifact {
-	var out []*Artifact
-	seen := map[*Artifact]bool{}
-	for _, a := range g.Actions {
-		for _, f := range a.AllInputs() {
-			if f.producer == nil && !seen[f] {
-				seen[f] = true
-				out = append(out, f)
-			}
-		}
-	}
-	return out
 }

@@ -23,9 +23,6 @@ func TestGraphEdgesAreArtifacts(t *testing.T) {
 	if d := pack.Deps(); len(d) != 2 || d[0] != dev || d[1] != front {
 		t.Errorf("packager deps %v", d)
 	}
-	if s := g.Sources(); len(s) != 1 || s[0] != src {
-		t.Errorf("sources %v", s)
-	}
 	if ir.Producer() != front || src.Producer() != nil {
 		t.Error("producers not recorded")
 	}

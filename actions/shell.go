@@ -184,15 +184,10 @@ func (sh *Shell) Create(path string, perm os.FileMode) (*OutputFile, error) {
 
 // WriteFile writes data to path atomically (see Create).
 func (sh *Shell) WriteFile(path string, data []byte, perm os.FileMode) error {
-	f, err := sh.Create(path, perm)
-	if err != nil {
+	return sh.WriteTo(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Abort()
-		return err
-	}
-	return f.Commit()
+	})
 }
 
 // WriteTo writes path atomically with the function write (see Create).

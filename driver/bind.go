@@ -40,23 +40,17 @@ func (p *planner) bindCC1(j *clangJob, c *cc1Job, kind actions.Kind) error {
 		}
 		a.Inputs = append(a.Inputs, hostIR)
 	}
-	for _, r := range c.reads {
-		f, err := p.input(j, r)
-		if err != nil {
-			return err
-		}
-		a.Reads = append(a.Reads, f)
+	if a.Reads, err = p.inputs(j, c.reads); err != nil {
+		return err
 	}
 	if kind == actions.Backend && !a.Device && c.mode == "-emit-obj" && len(c.embed) > 0 {
 		return p.bindSplitEmbed(j, c, a)
 	}
-	for _, b := range c.embed {
-		f, err := p.input(j, b)
-		if err != nil {
-			return err
-		}
-		a.Reads = append(a.Reads, f)
+	blobs, err := p.inputs(j, c.embed)
+	if err != nil {
+		return err
 	}
+	a.Reads = append(a.Reads, blobs...)
 	if c.output != "" {
 		out, err := p.output(j, c.output)
 		if err != nil {
@@ -153,16 +147,13 @@ func (p *planner) bindSplitEmbed(j *clangJob, c *cc1Job, backend *actions.Action
 		Command: []string{p.env.self, "offload-embed", "-o", final.Path, hostOnly.Path},
 		Cost:    0.02,
 	}
-	var blobs []string
-	for _, b := range c.embed {
-		f, err := p.input(j, b)
-		if err != nil {
-			return err
-		}
-		embed.Inputs = append(embed.Inputs, f)
-		embed.Command = append(embed.Command, b)
-		blobs = append(blobs, b)
+	blobFiles, err := p.inputs(j, c.embed)
+	if err != nil {
+		return err
 	}
+	embed.Inputs = append(embed.Inputs, blobFiles...)
+	embed.Command = append(embed.Command, c.embed...)
+	blobs := c.embed
 	// The backend is checked against the original job, which names the
 	// blobs the embed step reads.
 	both := &actions.Action{Inputs: backend.Inputs, Reads: append(append([]*actions.Artifact(nil), backend.Reads...), embed.Inputs[1:]...), Outputs: []*actions.Artifact{final}}

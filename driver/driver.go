@@ -182,7 +182,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		Stdout: inv.Stdout, Stderr: inv.Stderr, Verbose: opts.Verbose,
 		TempDir: tempDir, Env: []string{"TMPDIR=" + tempDir},
 	}
-	if plan.ReadsStdin {
+	if plan.ReadsStdin && inv.Stdin != nil {
 		shopt.Stdin = func() ([]byte, error) { return io.ReadAll(inv.Stdin) }
 	}
 	traceFile := opts.JobTrace

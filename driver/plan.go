@@ -149,6 +149,19 @@ func (p *planner) input(j *clangJob, path string) (*actions.Artifact, error) {
 	return f, nil
 }
 
+// inputs returns the artifacts for files a job reads (see input).
+func (p *planner) inputs(j *clangJob, paths []string) ([]*actions.Artifact, error) {
+	var fs []*actions.Artifact
+	for _, path := range paths {
+		f, err := p.input(j, path)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, f)
+	}
+	return fs, nil
+}
+
 // output returns a new artifact for a file a job writes.
 func (p *planner) output(j *clangJob, path string) (*actions.Artifact, error) {
 	if _, ok := p.files[path]; ok {
