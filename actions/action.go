@@ -141,6 +141,9 @@ type Action struct {
 	// in-process step it is the equivalent command line that -### and -v
 	// print, and may be nil.
 	Command []string
+	// Argv0, when set, is the name an external command runs under
+	// (argv[0]); Command[0] is still the file executed.
+	Argv0 string
 	// Env is extra KEY=VALUE environment for an external command.
 	Env []string
 	// Run, when non-nil, runs the action in-process.

@@ -280,7 +280,11 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 			stdin = bytes.NewReader(data)
 		}
 	}
-	if err := sh.exec(ctx, argv, a.Env, stdin); err != nil {
+	path := argv[0]
+	if a.Argv0 != "" {
+		argv[0] = a.Argv0
+	}
+	if err := sh.exec(ctx, path, argv, a.Env, stdin); err != nil {
 		return err
 	}
 	for _, r := range renames {
@@ -291,11 +295,12 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 	return nil
 }
 
-// exec runs argv in its own process group with the action's output
-// writers. When ctx is done the group gets SIGTERM, then SIGKILL after
-// killGrace.
-func (sh *Shell) exec(ctx context.Context, argv, env []string, stdin io.Reader) error {
-	cmd := exec.Command(argv[0], argv[1:]...)
+// exec runs the file path with the argument vector argv (argv[0]
+// included) in its own process group, with the action's output writers.
+// When ctx is done the group gets SIGTERM, then SIGKILL after killGrace.
+func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader) error {
+	cmd := exec.Command(path)
+	cmd.Args = argv
 	cmd.Stdin = stdin // nil reads /dev/null
 	cmd.Stdout, cmd.Stderr = sh.out, sh.err
 	if len(env) > 0 || len(sh.opt.Env) > 0 {
@@ -306,7 +311,7 @@ func (sh *Shell) exec(ctx context.Context, argv, env []string, stdin io.Reader) 
 		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return &StartError{Path: argv[0], Err: err}
+		return &StartError{Path: path, Err: err}
 	}
 	pgid := cmd.Process.Pid
 	exited := make(chan struct{})

@@ -94,7 +94,7 @@ func (inv *Invocation) runClang(clang string, args []string) int {
 		return inv.errorf("cannot run %s: %v", clang, err)
 	}
 	g := &actions.Graph{}
-	g.MustAdd(&actions.Action{Kind: actions.Fallback, Tool: "clang", Command: append([]string{clang}, args...)})
+	g.MustAdd(inv.clangAction(clang, args, actions.None))
 	sh := actions.NewShell(actions.ShellOptions{Stdout: inv.Stdout, Stderr: inv.Stderr})
 	err := actions.Execute(context.Background(), g, sh, actions.Options{Jobs: 1})
 	var ee *actions.ExitError
@@ -105,6 +105,15 @@ func (inv *Invocation) runClang(clang string, args []string) int {
 		return inv.errorf("%v", err)
 	}
 	return 0
+}
+
+// clangAction is the whole command line run by clang's driver under
+// offcc's name, as one action.
+func (inv *Invocation) clangAction(clang string, args []string, kind actions.OffloadKind) *actions.Action {
+	return &actions.Action{
+		Kind: actions.Fallback, Offload: kind, Tool: "clang", Argv0: inv.prog(),
+		Command: append([]string{clang}, args...), Cost: 1,
+	}
 }
 
 // tempRoot is the directory temporary files go in: $TMPDIR, else /tmp.
@@ -156,8 +165,15 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		if opts.Verbose {
 			fmt.Fprintf(inv.Stderr, "%s: note: handing the command line to clang: %v\n", inv.prog(), ue)
 		}
-		os.RemoveAll(tempDir) // Exec does not return
-		return inv.runClang(llvm.Clang(), opts.ClangArgs)
+		traced := opts.JobTrace != "" || inv.getenv("OFFCC_JOB_TRACE") != ""
+		if opts.PrintJobGraph == "" && (!traced || opts.HashHashHash || opts.PrintBindings) {
+			os.RemoveAll(tempDir) // Exec does not return
+			return inv.runClang(llvm.Clang(), opts.ClangArgs)
+		}
+		// offcc's own outputs (the graph, the trace) describe a plan of
+		// one action: clang's driver with the whole command line.
+		plan, header, err = &Plan{Graph: &actions.Graph{}}, nil, nil
+		plan.Graph.MustAdd(inv.clangAction(llvm.Clang(), opts.ClangArgs, kind))
 	}
 	if err != nil {
 		return inv.errorf("%v", err)

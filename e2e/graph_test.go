@@ -326,6 +326,31 @@ func TestFallbackToClang(t *testing.T) {
 	if len(ours) == 0 || !bytes.Equal(ours, theirs) {
 		t.Errorf("the fallback object (%d bytes) differs from clang's (%d bytes)", len(ours), len(theirs))
 	}
+
+	// offcc's own outputs describe the fallback as a plan of one action:
+	// --print-job-graph prints it (and builds nothing), --job-trace records
+	// it; clang runs under offcc's name, so offcc++ still links C++.
+	g := cmdSpec{dir: dir, env: []string{tmp}, name: c.cc, args: args(flags, "-o", "g.o", "--print-job-graph=json")}.mustRun(t)
+	var doc struct{ Actions []struct{ Kind string } }
+	if err := json.Unmarshal([]byte(g.stdout), &doc); err != nil || len(doc.Actions) != 1 || doc.Actions[0].Kind != "fallback" {
+		t.Errorf("job graph of a fallback: %v\n%s", err, g.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "g.o")); err == nil {
+		t.Error("--print-job-graph built the object")
+	}
+	os.WriteFile(filepath.Join(dir, "s.cpp"), []byte("#include <string>\nint main() {\n#pragma omp target\n  {}\n  return std::string(\"ab\").size() - 2;\n}\n"), 0o644)
+	trace := filepath.Join(dir, "fallback.json")
+	cmdSpec{dir: dir, env: []string{tmp}, name: c.cxx,
+		args: args(openmpHost, "-fno-integrated-as", "--job-trace="+trace, "s.cpp", "-o", "s")}.mustRun(t)
+	var kinds []string
+	for _, ev := range readTrace(t, trace).TraceEvents {
+		if ev.Ph == "X" {
+			kinds = append(kinds, ev.Args.Kind)
+		}
+	}
+	if !slices.Equal(kinds, []string{"fallback"}) {
+		t.Errorf("trace of a fallback build: %q", kinds)
+	}
 }
 
 // TestLTOOffloadProgram builds with -flto at compile and link time (what
