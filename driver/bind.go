@@ -154,10 +154,8 @@ func (p *planner) bindSplitEmbed(j *clangJob, c *cc1Job, backend *actions.Action
 	embed.Inputs = append(embed.Inputs, blobFiles...)
 	embed.Command = append(embed.Command, c.embed...)
 	blobs := c.embed
-	// The backend is checked against the original job, which names the
-	// blobs the embed step reads.
-	both := &actions.Action{Inputs: backend.Inputs, Reads: append(append([]*actions.Artifact(nil), backend.Reads...), embed.Inputs[1:]...), Outputs: []*actions.Artifact{final}}
-	if err := p.checkBound(j, both); err != nil {
+	// The original job names the files of both actions.
+	if err := p.checkBound(j, backend.Inputs, backend.Reads, embed.Inputs, embed.Outputs); err != nil {
 		return err
 	}
 	if err := p.plan.Graph.Add(backend); err != nil {

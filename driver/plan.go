@@ -193,7 +193,7 @@ func (p *planner) temp(like, ext string) *actions.Artifact {
 // add checks that the job names no temporary file the action does not
 // read or write, then adds the action to the plan.
 func (p *planner) add(j *clangJob, a *actions.Action) error {
-	if err := p.checkBound(j, a); err != nil {
+	if err := p.checkBound(j, a.Inputs, a.Reads, a.Outputs); err != nil {
 		return err
 	}
 	if err := p.plan.Graph.Add(a); err != nil {
@@ -203,11 +203,11 @@ func (p *planner) add(j *clangJob, a *actions.Action) error {
 }
 
 // checkBound refuses a job whose command line names a temporary file that
-// is neither an input nor an output of its action: an edge offcc would
+// is not among the files bound to its actions: an edge offcc would
 // otherwise miss.
-func (p *planner) checkBound(j *clangJob, a *actions.Action) error {
+func (p *planner) checkBound(j *clangJob, files ...[]*actions.Artifact) error {
 	var bound []string
-	for _, fs := range [][]*actions.Artifact{a.Inputs, a.Reads, a.Outputs} {
+	for _, fs := range files {
 		for _, f := range fs {
 			bound = append(bound, f.Path)
 		}
