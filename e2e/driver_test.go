@@ -66,10 +66,7 @@ func TestEmbeddedSectionMatchesClang(t *testing.T) {
 // nothing in the output: -j1 and -j4 objects are byte-identical.
 func TestParallelMatchesSerial(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("-j is an offcc option")
-	}
+	c := offccOnly(t, "-j is an offcc option")
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
 	var objs [][]byte
@@ -93,10 +90,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 // and take its compilers down with it.
 func TestInterruptLeavesNothing(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("clang is not the subject here")
-	}
+	c := offccOnly(t, "clang is not the subject here")
 	dir := t.TempDir()
 	tmpDir, tmp := tmpEnv(t)
 	src := genKernels(t, dir, 60)
@@ -143,10 +137,7 @@ func TestInterruptLeavesNothing(t *testing.T) {
 // more compilers than make allows in total.
 func TestJobserverBoundsCompilers(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("clang runs its jobs one at a time")
-	}
+	c := offccOnly(t, "clang runs its jobs one at a time")
 	makePath, err := exec.LookPath("make")
 	if err != nil {
 		t.Skip("GNU make not installed")

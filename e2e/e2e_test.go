@@ -46,13 +46,7 @@ func TestCompileThenLink(t *testing.T) {
 	c := getCompiler(t)
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
-	var objs []string
-	for _, tu := range []string{"tu_a", "tu_b"} {
-		obj := filepath.Join(dir, tu+".o")
-		cmdSpec{dir: dir, env: []string{tmp}, name: c.cc,
-			args: args(openmpHost, "-c", srcPath(t, "twotu/"+tu+".c"), "-o", obj)}.mustRun(t)
-		objs = append(objs, obj)
-	}
+	objs := compileTUs(t, c, dir, tmp)
 	prog := filepath.Join(dir, "twotu")
 	cmdSpec{dir: dir, env: []string{tmp}, name: c.cc, args: args(openmpHost, objs, "-o", prog)}.mustRun(t)
 	runOffloadProgram(t, prog)

@@ -49,10 +49,7 @@ func readTrace(t *testing.T, path string) traceDoc {
 // (the headers and -include file it read) and outputs, in slots below -j.
 func TestJobTrace(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("--job-trace is an offcc option")
-	}
+	c := offccOnly(t, "--job-trace is an offcc option")
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
 	for _, f := range []string{"headers.c", "scale.h", "config.h"} {
@@ -107,10 +104,7 @@ func TestJobTrace(t *testing.T) {
 // still writes its trace, with the failing job's status.
 func TestJobTraceEnvAndFailure(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("OFFCC_JOB_TRACE is an offcc variable")
-	}
+	c := offccOnly(t, "OFFCC_JOB_TRACE is an offcc variable")
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
 	trace := filepath.Join(dir, "t.json")
@@ -137,10 +131,7 @@ func TestJobTraceEnvAndFailure(t *testing.T) {
 // each file to the job that writes it, and dot; nothing runs or is written.
 func TestPrintJobGraph(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("--print-job-graph is an offcc option")
-	}
+	c := offccOnly(t, "--print-job-graph is an offcc option")
 	dir := t.TempDir()
 	tmpDir, tmp := tmpEnv(t)
 	copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "x.c"))
@@ -207,10 +198,7 @@ func TestPrintJobGraph(t *testing.T) {
 // device compile an empty input), and checks diagnostics name <stdin>.
 func TestStdinSource(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("clang 22 gives the device compile an empty standard input")
-	}
+	c := offccOnly(t, "clang 22 gives the device compile an empty standard input")
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
 	src, err := os.ReadFile(srcPath(t, "basic.c"))
@@ -301,10 +289,7 @@ func lastLine(s string) string {
 // saying so under -v: the object is clang's, byte for byte.
 func TestFallbackToClang(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
-	if c.reference {
-		t.Skip("clang needs no fallback")
-	}
+	c := offccOnly(t, "clang needs no fallback")
 	if _, err := os.Stat("/usr/bin/as"); err != nil {
 		t.Skip("GNU as not installed")
 	}
@@ -361,13 +346,7 @@ func TestLTOOffloadProgram(t *testing.T) {
 	c := getCompiler(t)
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
-	var objs []string
-	for _, tu := range []string{"tu_a", "tu_b"} {
-		obj := filepath.Join(dir, tu+".o")
-		cmdSpec{dir: dir, env: []string{tmp}, name: c.cc,
-			args: args(openmpHost, "-O2", "-flto", "-c", srcPath(t, "twotu/"+tu+".c"), "-o", obj)}.mustRun(t)
-		objs = append(objs, obj)
-	}
+	objs := compileTUs(t, c, dir, tmp, "-O2", "-flto")
 	prog := filepath.Join(dir, "lto")
 	cmdSpec{dir: dir, env: []string{tmp}, name: c.cc, args: args(openmpHost, "-O2", "-flto", objs, "-o", prog)}.mustRun(t)
 	runOffloadProgram(t, prog)

@@ -157,6 +157,31 @@ func getCompiler(t testing.TB) compiler {
 	return theComp
 }
 
+// offccOnly returns the compiler under test, skipping the test (saying
+// why) when clang stands in for offcc.
+func offccOnly(t testing.TB, why string) compiler {
+	t.Helper()
+	c := getCompiler(t)
+	if c.reference {
+		t.Skip(why)
+	}
+	return c
+}
+
+// compileTUs compiles each of testdata/e2e/twotu's translation units with
+// -c and flags into dir and returns the objects.
+func compileTUs(t testing.TB, c compiler, dir, tmp string, flags ...string) []string {
+	t.Helper()
+	var objs []string
+	for _, tu := range []string{"tu_a", "tu_b"} {
+		obj := filepath.Join(dir, tu+".o")
+		cmdSpec{dir: dir, env: []string{tmp}, name: c.cc,
+			args: args(openmpHost, flags, "-c", srcPath(t, "twotu/"+tu+".c"), "-o", obj)}.mustRun(t)
+		objs = append(objs, obj)
+	}
+	return objs
+}
+
 // srcPath returns the path of a file under testdata/e2e.
 func srcPath(t testing.TB, rel string) string {
 	t.Helper()
