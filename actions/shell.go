@@ -157,32 +157,7 @@ func strerror(err error) string {
 	return string(r)
 }
 
-// OutputFile is a file being written by an in-process action. It appears
-// under its name only when committed.
-type OutputFile struct {
-	*atomicfile.File
-	perm os.FileMode
-}
-
-// Commit makes the file visible under its name.
-func (f *OutputFile) Commit() error { return f.File.Commit(f.perm) }
-
-// Create starts writing the file path: the data goes to a temporary file
-// beside it, which Commit renames to path and Abort removes. perm (less
-// the umask) is the final mode. In a dry run nothing is created and
-// Create fails.
-func (sh *Shell) Create(path string, perm os.FileMode) (*OutputFile, error) {
-	if sh.opt.DryRun {
-		return nil, errors.New("actions: Create in a dry run")
-	}
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return nil, &OutputError{Path: path, Err: err}
-	}
-	return &OutputFile{File: f, perm: perm}, nil
-}
-
-// WriteFile writes data to path atomically (see Create).
+// WriteFile writes data to path atomically (see WriteTo).
 func (sh *Shell) WriteFile(path string, data []byte, perm os.FileMode) error {
 	return sh.WriteTo(path, perm, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -190,17 +165,23 @@ func (sh *Shell) WriteFile(path string, data []byte, perm os.FileMode) error {
 	})
 }
 
-// WriteTo writes path atomically with the function write (see Create).
+// WriteTo writes path with the function write: the data goes to a
+// temporary file beside path, renamed to path (mode perm less the umask)
+// when write succeeds and removed otherwise. A file that cannot be created
+// is an *OutputError. In a dry run nothing is written and WriteTo fails.
 func (sh *Shell) WriteTo(path string, perm os.FileMode, write func(io.Writer) error) error {
-	f, err := sh.Create(path, perm)
+	if sh.opt.DryRun {
+		return errors.New("actions: a file written in a dry run")
+	}
+	f, err := atomicfile.Create(path)
 	if err != nil {
-		return err
+		return &OutputError{Path: path, Err: err}
 	}
 	if err := write(f); err != nil {
 		f.Abort()
 		return err
 	}
-	return f.Commit()
+	return f.Commit(perm)
 }
 
 // Remove removes path; a missing file is not an error.

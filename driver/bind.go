@@ -346,7 +346,7 @@ func (p *planner) bindLink(j *clangJob) error {
 	steps := p.env.steps
 	llvmWrapper := j.argv[0]
 	a.Expand = func(ctx context.Context, sh *actions.Shell) ([]*actions.Action, error) {
-		return steps.link(sh, llvmWrapper, args, out)
+		return steps.link(sh, llvmWrapper, cl, out)
 	}
 	return p.add(j, a)
 }

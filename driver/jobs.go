@@ -33,7 +33,7 @@ func (j *clangJob) String() string {
 // cc1Job is what offcc reads from a clang -cc1 command line. Every field
 // comes from a fixed option; nothing is inferred from file names.
 type cc1Job struct {
-	triple, auxTriple string
+	triple string
 	// mode is the action option: -E, -emit-llvm-bc, -emit-llvm, -emit-obj,
 	// -S or -fsyntax-only.
 	mode string
@@ -55,9 +55,8 @@ type cc1Job struct {
 	// reads lists further files the compile reads (device libraries, PCH,
 	// profiles), by the options that name them.
 	reads []string
-	// depFile is -dependency-file's value; sysHeaderDeps is -sys-header-deps.
-	depFile       string
-	sysHeaderDeps bool
+	// depFile is -dependency-file's value.
+	depFile string
 	// offloadTargets is set by --offload-targets= or -fopenmp-targets=.
 	offloadTargets bool
 	disablePasses  bool
@@ -107,8 +106,6 @@ func parseCC1(argv []string) (*cc1Job, error) {
 		switch {
 		case a == "-triple":
 			c.triple = next()
-		case a == "-aux-triple":
-			c.auxTriple = next()
 		case a == "-o":
 			c.outputArg = i + 1
 			c.output = next()
@@ -130,8 +127,6 @@ func parseCC1(argv []string) (*cc1Job, error) {
 			c.embed = append(c.embed, strings.TrimPrefix(a, "-fembed-offload-object="))
 		case a == "-dependency-file":
 			c.depFile = next()
-		case a == "-sys-header-deps":
-			c.sysHeaderDeps = true
 		case strings.HasPrefix(a, "--offload-targets=") || strings.HasPrefix(a, "-fopenmp-targets="):
 			c.offloadTargets = true
 		case a == "-disable-llvm-passes":

@@ -250,10 +250,45 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 		args = append(args, a)
 	}
 	args = append(args, "-###")
-	output, code, err := runClangHashHashHash(ctx, inv, clang, args, tempDir, cache)
-	if err != nil {
-		return nil, nil, err
+	var key string
+	cacheable := cache != nil
+	if cacheable {
+		key, cacheable = cache.key(clang, inv.prog(), args, inv.Env)
 	}
+	if cacheable {
+		if out, ok := cache.load(key, tempDir); ok {
+			header, jobs, err := parseHashHashHash(out, 0)
+			if err == nil && sourcesExist(jobs, tempDir) {
+				return header, jobs, nil
+			}
+		}
+	}
+	cmd := exec.CommandContext(ctx, clang, args...)
+	cmd.Args[0] = inv.prog()
+	cmd.Env = append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
+	var out bytes.Buffer
+	cmd.Stderr = &out
+	cmd.Stdout = &out
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return nil, nil, fmt.Errorf("cannot run %s: %v", clang, err)
+		}
+		code = max(ee.ExitCode(), 1)
+	}
+	header, jobs, err = parseHashHashHash(out.String(), code)
+	if err == nil && cacheable {
+		cache.store(key, tempDir, out.String())
+	}
+	return header, jobs, err
+}
+
+// parseHashHashHash splits clang's -### output (and its exit status) into
+// header lines, jobs and diagnostics. Warnings from clang's driver (unused
+// arguments, ...) are returned after the header, to reach the user once,
+// as clang prints them.
+func parseHashHashHash(output string, code int) (header []string, jobs []*clangJob, err error) {
 	var messages []string
 	inHeader := true
 	for _, line := range strings.Split(strings.TrimRight(output, "\n"), "\n") {
@@ -275,59 +310,23 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 	if code != 0 {
 		return nil, nil, &ClangError{Messages: strings.Join(messages, "\n"), Code: code}
 	}
-	// Warnings from clang's driver (unused arguments, ...) reach the user
-	// once, as clang would print them.
 	return append(header, messages...), jobs, nil
 }
 
-// runClangHashHashHash returns clang's -### output and exit status.
-func runClangHashHashHash(ctx context.Context, inv *Invocation, clang string, args []string, tempDir string, cache *planCache) (string, int, error) {
-	var key string
-	cacheable := cache != nil
-	if cacheable {
-		key, cacheable = cache.key(clang, inv.prog(), args, inv.Env)
-	}
-	if cacheable {
-		if out, ok := cache.load(key, tempDir); ok && sourcesExist(out, tempDir) {
-			return out, 0, nil
-		}
-	}
-	cmd := exec.CommandContext(ctx, clang, args...)
-	cmd.Args[0] = inv.prog()
-	cmd.Env = append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
-	var out bytes.Buffer
-	cmd.Stderr = &out
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			return "", 0, fmt.Errorf("cannot run %s: %v", clang, err)
-		}
-		return out.String(), max(ee.ExitCode(), 1), nil
-	}
-	if cacheable {
-		cache.store(key, tempDir, out.String())
-	}
-	return out.String(), 0, nil
-}
-
 // sourcesExist reports whether every file a cached plan's compile jobs
-// read (their input, when it is not a temporary) still exists; if one is
-// gone, clang itself must say so.
-func sourcesExist(output, tempDir string) bool {
-	for _, line := range strings.Split(output, "\n") {
-		if !strings.HasPrefix(line, " \"") {
+// read (the input ending each cc1 job, when it is not a temporary or
+// standard input) still exists; if one is gone, clang itself must say so.
+func sourcesExist(jobs []*clangJob, tempDir string) bool {
+	for _, j := range jobs {
+		n := len(j.argv)
+		if !j.isCC1() || n < 5 || j.argv[n-3] != "-x" {
 			continue
 		}
-		argv, err := actions.SplitHash(line)
-		if err != nil || len(argv) < 2 || argv[1] != "-cc1" {
+		in := j.argv[n-1]
+		if in == "-" || strings.HasPrefix(in, tempDir+string(filepath.Separator)) {
 			continue
 		}
-		c, err := parseCC1(argv)
-		if err != nil || c.input == "-" || strings.HasPrefix(c.input, tempDir+string(filepath.Separator)) {
-			continue
-		}
-		if _, err := os.Stat(c.input); err != nil {
+		if _, err := os.Stat(in); err != nil {
 			return false
 		}
 	}

@@ -272,3 +272,43 @@ func TestPlanClangError(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 }
+
+// TestClangJobsCache checks that a rebuild takes clang's jobs from the plan
+// cache without starting clang, with the new temporary directory put in,
+// and that a cached plan whose source is gone is asked of clang again.
+func TestClangJobsCache(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.c")
+	os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644)
+	counter := filepath.Join(dir, "runs")
+	clang := filepath.Join(dir, "clang")
+	script := "#!/bin/sh\necho run >> " + counter + "\n" +
+		"echo 'Debian clang version 22.1.8' >&2\n" +
+		`echo ' "/usr/bin/clang" "-cc1" "-triple" "x86_64-pc-linux-gnu" "-emit-obj" "-o" "'"$TMPDIR"'/m-abc123.o" "-x" "c" "` + src + `"' >&2` + "\n"
+	os.WriteFile(clang, []byte(script), 0o755)
+	runs := func() int {
+		b, _ := os.ReadFile(counter)
+		return strings.Count(string(b), "run")
+	}
+	cache := &planCache{dir: filepath.Join(dir, "cache", "plans")}
+	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
+	for i, tc := range []struct {
+		removeSource bool
+		wantRuns     int
+	}{{false, 1}, {false, 1}, {true, 2}} {
+		if tc.removeSource {
+			os.Remove(src)
+		}
+		tmp := t.TempDir()
+		header, jobs, err := clangJobs(context.Background(), inv, clang, []string{"-c", src}, tmp, cache)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if runs() != tc.wantRuns {
+			t.Errorf("run %d: clang started %d times, want %d", i, runs(), tc.wantRuns)
+		}
+		if len(header) != 1 || len(jobs) != 1 || !slices.Contains(jobs[0].argv, tmp+"/m-abc123.o") {
+			t.Errorf("run %d: header %q jobs %v (temporary dir %s)", i, header, jobs, tmp)
+		}
+	}
+}

@@ -29,14 +29,14 @@ func (s *steps) embed(sh *actions.Shell, out, hostObj string, blobs []string) er
 	return sh.WriteTo(out, 0o666, func(w io.Writer) error { return packager.EmbedFiles(w, hostObj, blobs) })
 }
 
-// link plans the link stage of a clang-linker-wrapper command line once its
-// inputs exist. llvmWrapper is clang's own clang-linker-wrapper, which
+// link plans the link stage of a parsed clang-linker-wrapper command line
+// once its inputs exist. llvmWrapper is clang's own clang-linker-wrapper, which
 // links what offcc's link stage cannot read (LTO bitcode).
-func (s *steps) link(sh *actions.Shell, llvmWrapper string, args []string, out *actions.Artifact) ([]*actions.Action, error) {
+func (s *steps) link(sh *actions.Shell, llvmWrapper string, cl *linkerwrapper.CommandLine, out *actions.Artifact) ([]*actions.Action, error) {
 	return linkerwrapper.Plan(linkerwrapper.Config{
 		Clang:         s.clang,
 		LinkerWrapper: llvmWrapper,
 		TempDir:       sh.TempDir(),
 		Verbose:       sh.Verbose(),
-	}, args, out, sh.Stderr())
+	}, cl, out, sh.Stderr())
 }

@@ -71,7 +71,10 @@ func (c *Config) linkerWrapper() string {
 const prog = "offcc"
 
 // CommandLine is a parsed clang-linker-wrapper command line.
-type CommandLine struct{ o *options }
+type CommandLine struct {
+	o    *options
+	args []string
+}
 
 // ParseCommandLine parses clang-linker-wrapper's command line (without the
 // program name).
@@ -80,7 +83,7 @@ func ParseCommandLine(args []string) (*CommandLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CommandLine{o}, nil
+	return &CommandLine{o: o, args: args}, nil
 }
 
 // Inputs returns the input files the command line names, in link order
@@ -96,15 +99,22 @@ func (c *CommandLine) Inputs() []string {
 }
 
 // Output returns the output file: -o's value, or a.out.
-func (c *CommandLine) Output() string {
-	if c.o.output == "" {
-		return "a.out"
-	}
-	return c.o.output
-}
+func (c *CommandLine) Output() string { return c.withOutput().output }
 
 // HostTriple returns the host triple (--host-triple or the default).
 func (c *CommandLine) HostTriple() string { return c.o.hostTriple }
+
+// withOutput returns a copy of the options that always names the output
+// (a.out by default, as the host linker would), leaving cl unchanged.
+func (c *CommandLine) withOutput() *options {
+	o := *c.o
+	if o.output == "" {
+		o.output = "a.out"
+		o.hostArgs = append([]string{"-o", "a.out"}, o.hostArgs...)
+		o.outIndex = 1
+	}
+	return &o
+}
 
 // linkPlan is one run of Plan.
 type linkPlan struct {
@@ -117,8 +127,8 @@ type linkPlan struct {
 	inputs  map[string]*actions.Artifact
 }
 
-// Plan scans the inputs of a link, given as clang-linker-wrapper's command
-// line, and returns the actions that perform it, in order: per (triple,
+// Plan scans the inputs of a link, given as clang-linker-wrapper's parsed
+// command line, and returns the actions that perform it, in order: per (triple,
 // arch) group an Extract action writing its images to files and the
 // DeviceLink of those files; the Wrap actions that generate the
 // registration module and compile it; and the HostLink. out is the
@@ -128,11 +138,8 @@ type linkPlan struct {
 // action running LLVM's clang-linker-wrapper with the same command line.
 // Notes on such decisions go to notes under cfg.Verbose. Plan writes no
 // file.
-func Plan(cfg Config, args []string, out *actions.Artifact, notes io.Writer) ([]*actions.Action, error) {
-	o, err := parseArgs(args)
-	if err != nil {
-		return nil, err
-	}
+func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) ([]*actions.Action, error) {
+	o := cl.withOutput()
 	switch {
 	case o.relocatable:
 		return nil, errors.New("relocatable linking (-r) is not supported yet")
@@ -142,11 +149,6 @@ func Plan(cfg Config, args []string, out *actions.Artifact, notes io.Writer) ([]
 		return nil, errors.New("--override-image is not supported yet")
 	case o.linkerPath == "":
 		return nil, errors.New("linker path missing, must pass 'linker-path'")
-	}
-	if o.output == "" {
-		o.output = "a.out"
-		o.hostArgs = append([]string{"-o", "a.out"}, o.hostArgs...)
-		o.outIndex = 1
 	}
 	if out == nil {
 		out = actions.NewArtifact(o.output)
@@ -166,7 +168,7 @@ func Plan(cfg Config, args []string, out *actions.Artifact, notes io.Writer) ([]
 			fmt.Fprintf(notes, "%s: note: linking with %s: offcc does not read offload images from LLVM bitcode (%s)\n",
 				prog, cfg.linkerWrapper(), strings.Join(res.bitcode, ", "))
 		}
-		return []*actions.Action{l.handOff(args)}, nil
+		return []*actions.Action{l.handOff(cl.args)}, nil
 	}
 	for _, im := range res.images {
 		if im.image.Offload != packager.OffloadOpenMP {

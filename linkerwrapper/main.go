@@ -27,12 +27,13 @@ func Main(ctx context.Context, cfg Config, args []string) int {
 		fmt.Fprintf(cfg.Stderr, "%s: error: %v\n", prog, err)
 		return 1
 	}
-	o, err := parseArgs(args)
+	cl, err := ParseCommandLine(args)
 	if err != nil {
 		return fail(err)
 	}
+	o := cl.o
 	if o.dryRun {
-		acts, err := Plan(cfg, args, nil, cfg.Stderr)
+		acts, err := Plan(cfg, cl, nil, cfg.Stderr)
 		if err != nil {
 			return fail(err)
 		}
@@ -52,7 +53,7 @@ func Main(ctx context.Context, cfg Config, args []string) int {
 		defer os.RemoveAll(cfg.TempDir)
 	}
 	cfg.Verbose = o.verbose
-	acts, err := Plan(cfg, args, nil, cfg.Stderr)
+	acts, err := Plan(cfg, cl, nil, cfg.Stderr)
 	if err != nil {
 		return fail(err)
 	}

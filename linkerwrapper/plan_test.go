@@ -26,7 +26,11 @@ func TestPlanTypedActions(t *testing.T) {
 	args := wrapperArgs(t, dir, "-fopenmp", hostTarget, filepath.Join(dir, "m.o"), filepath.Join(dir, "k.o"), "-o", exe)
 	tmp := t.TempDir()
 	out := actions.NewArtifact(exe)
-	acts, err := Plan(Config{Clang: llvmtest.Clang(t), TempDir: tmp}, args, out, nil)
+	cl, err := ParseCommandLine(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, err := Plan(Config{Clang: llvmtest.Clang(t), TempDir: tmp}, cl, out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +92,11 @@ func TestLTOBitcodeHandedToLLVM(t *testing.T) {
 	args := wrapperArgs(t, dir, "-fopenmp", hostTarget, "-flto", filepath.Join(dir, "m.o"), "-o", exe)
 	wrapper := llvmtest.Tool(t, "clang-linker-wrapper")
 	var notes bytes.Buffer
-	acts, err := Plan(Config{Clang: llvmtest.Clang(t), LinkerWrapper: wrapper, Verbose: true}, args, nil, &notes)
+	cl, err := ParseCommandLine(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, err := Plan(Config{Clang: llvmtest.Clang(t), LinkerWrapper: wrapper, Verbose: true}, cl, nil, &notes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,15 +151,7 @@ func pack(out string, specs []string, stdout io.Writer) error {
 	if out == "-" {
 		return WriteFiles(stdout, files)
 	}
-	f, err := atomicfile.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := WriteFiles(f, files); err != nil {
-		f.Abort()
-		return err
-	}
-	return f.Commit(0o666)
+	return atomicfile.WriteFunc(out, 0o666, func(w io.Writer) error { return WriteFiles(w, files) })
 }
 
 func extract(prog, in string, specs []string, archive bool, stderr io.Writer) error {

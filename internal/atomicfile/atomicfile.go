@@ -11,20 +11,11 @@ import (
 // Write writes data to a temporary file in name's directory and renames it
 // to name. perm is filtered by the umask as os.Create would. On failure the
 // temporary is removed and name is untouched.
-func Write(name string, data []byte, perm os.FileMode) (err error) {
-	f, err := Create(name)
-	if err != nil {
+func Write(name string, data []byte, perm os.FileMode) error {
+	return WriteFunc(name, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Abort()
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	return f.Commit(perm)
+	})
 }
 
 // File is a temporary file that becomes name on Commit.
@@ -78,7 +69,9 @@ func (f *File) Abort() {
 	os.Remove(f.File.Name())
 }
 
-// WriteFunc writes name atomically with the function write (see Write).
+// WriteFunc writes name atomically with the function write: its output
+// goes to a temporary file beside name, renamed to name (mode perm less the
+// umask) when write succeeds and removed otherwise.
 func WriteFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
 	f, err := Create(name)
 	if err != nil {
