@@ -1,0 +1,7 @@
+//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+
+package progress
+
+import "syscall"
+
+const ioctlGetTermios = syscall.TIOCGETA

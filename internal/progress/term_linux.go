@@ -1,0 +1,5 @@
+package progress
+
+import "syscall"
+
+const ioctlGetTermios = syscall.TCGETS
