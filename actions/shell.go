@@ -39,6 +39,10 @@ type ShellOptions struct {
 	Stdin func() ([]byte, error)
 	// Env is extra KEY=VALUE environment for every command (TMPDIR=...).
 	Env []string
+	// ArgLimit is the most bytes of arguments and environment a command
+	// is started with; a longer command line of a tool that reads
+	// response files is passed in one (in TempDir). 0 means ArgLimit().
+	ArgLimit int
 }
 
 // Shell performs a build's side effects: it runs commands, creates,
@@ -281,17 +285,26 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 // When ctx is done the group gets SIGTERM, then SIGKILL after killGrace.
 func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader) error {
 	cmd := exec.Command(path)
-	cmd.Args = argv
 	cmd.Stdin = stdin // nil reads /dev/null
 	cmd.Stdout, cmd.Stderr = sh.out, sh.err
 	if len(env) > 0 || len(sh.opt.Env) > 0 {
 		cmd.Env = append(append(os.Environ(), sh.opt.Env...), env...)
 	}
+	fullEnv := cmd.Env
+	if fullEnv == nil {
+		fullEnv = os.Environ()
+	}
+	argv, cleanup, err := ResponseFileCommand(path, argv, fullEnv, sh.opt.TempDir, sh.opt.ArgLimit)
+	if err != nil {
+		return &StartError{Path: path, Err: err}
+	}
+	defer cleanup()
+	cmd.Args = argv
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	if err = cmd.Start(); err != nil {
 		return &StartError{Path: path, Err: err}
 	}
 	pgid := cmd.Process.Pid
@@ -315,7 +328,7 @@ func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdi
 			syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(exited)
 	<-killerDone
 	return err

@@ -263,9 +263,15 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 			}
 		}
 	}
-	cmd := exec.CommandContext(ctx, clang, args...)
+	env := append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
+	argv, cleanup, err := actions.ResponseFileCommand(clang, append([]string{inv.prog()}, args...), env, tempDir, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot write a response file: %v", err)
+	}
+	defer cleanup()
+	cmd := exec.CommandContext(ctx, clang, argv[1:]...)
 	cmd.Args[0] = inv.prog()
-	cmd.Env = append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stderr = &out
 	cmd.Stdout = &out
