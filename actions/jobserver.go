@@ -58,17 +58,7 @@ var pastDeadline = time.Unix(1, 0)
 // recipe was probably not marked with '+'). Options after a "--" word
 // (command-line variable definitions) are ignored.
 func JobserverFromEnv(makeflags string) (*Jobserver, error) {
-	auth := ""
-	for _, f := range strings.Fields(makeflags) {
-		if f == "--" {
-			break
-		}
-		for _, p := range []string{"--jobserver-auth=", "--jobserver-fds="} {
-			if v, ok := strings.CutPrefix(f, p); ok {
-				auth = v
-			}
-		}
-	}
+	auth := jobserverAuth(makeflags)
 	if auth == "" {
 		return nil, nil
 	}
@@ -91,6 +81,45 @@ func JobserverFromEnv(makeflags string) (*Jobserver, error) {
 		return nil, nil
 	}
 	return openFds(rfd, wfd)
+}
+
+// jobserverAuth returns the value of the last --jobserver-auth= (or
+// --jobserver-fds=) option in makeflags before any "--" word.
+func jobserverAuth(makeflags string) string {
+	auth := ""
+	for _, f := range strings.Fields(makeflags) {
+		if f == "--" {
+			break
+		}
+		for _, p := range []string{"--jobserver-auth=", "--jobserver-fds="} {
+			if v, ok := strings.CutPrefix(f, p); ok {
+				auth = v
+			}
+		}
+	}
+	return auth
+}
+
+// JobserverUnavailable explains why JobserverFromEnv found no jobserver
+// although makeflags names one by pipe file descriptors: they are not open
+// in this process, which is what make before 4.4 does to a recipe line not
+// marked with '+' (or not naming $(MAKE)). It returns "" otherwise.
+func JobserverUnavailable(makeflags string) string {
+	auth := jobserverAuth(makeflags)
+	rs, ws, ok := strings.Cut(auth, ",")
+	if !ok {
+		return ""
+	}
+	rfd, err1 := strconv.Atoi(rs)
+	wfd, err2 := strconv.Atoi(ws)
+	if err1 != nil || err2 != nil || rfd < 0 || wfd < 0 {
+		return ""
+	}
+	if isPipeFd(rfd, syscall.O_RDONLY) && isPipeFd(wfd, syscall.O_WRONLY) {
+		return ""
+	}
+	return fmt.Sprintf("make's jobserver (--jobserver-auth=%s) is not open in this process: "+
+		"make before 4.4 passes its jobserver pipe only to recipe lines marked with '+' or naming $(MAKE)", auth)
 }
 
 // isPipeFd reports whether fd is open, is a pipe or fifo, and is open for

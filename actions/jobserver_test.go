@@ -220,6 +220,28 @@ func TestJobserverAcquireCancel(t *testing.T) {
 	}
 }
 
+func TestJobserverUnavailable(t *testing.T) {
+	s := newPipeServer(t, 2)
+	for mf, want := range map[string]bool{
+		"":                                true,
+		"-j4":                             true,
+		"--jobserver-auth=-2,-2":          true,
+		"--jobserver-auth=fifo:/tmp/x":    true,
+		s.makeflags:                       true,
+		"--jobserver-auth=987,988":        false,
+		"-j2 --jobserver-fds=987,988":     false,
+		"--jobserver-auth=987,988 -- X=1": false,
+	} {
+		why := JobserverUnavailable(mf)
+		if (why == "") != want {
+			t.Errorf("JobserverUnavailable(%q) = %q", mf, why)
+		}
+		if why != "" && !strings.Contains(why, "'+'") {
+			t.Errorf("JobserverUnavailable(%q) = %q, does not name the '+' fix", mf, why)
+		}
+	}
+}
+
 func TestJobserverFromEnv(t *testing.T) {
 	for _, mf := range []string{"", "-j4", " -- X=--jobserver-auth=3,4", "--jobserver-auth=-2,-2", "--jobserver-auth=987,988"} {
 		if js, err := JobserverFromEnv(mf); js != nil || err != nil {
