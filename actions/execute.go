@@ -22,6 +22,19 @@ type Options struct {
 	Jobserver *Jobserver
 	// Trace, when non-nil, records every action that ran.
 	Trace *Trace
+	// Observer, when non-nil, is told when each action starts and ends.
+	Observer Observer
+}
+
+// Observer follows a build as it runs (a progress line, say). Its methods
+// are called from the executor's scheduling goroutine, one at a time, and
+// must not block.
+type Observer interface {
+	// ActionStarted is called just before a runs.
+	ActionStarted(a *Action)
+	// ActionFinished is called when a's own work has ended, successfully
+	// or not (before the actions of its expansion, if any, run).
+	ActionFinished(a *Action)
 }
 
 // ExitError reports a failed build. Action is the first action that
@@ -238,6 +251,9 @@ func (e *executor) run(ctx context.Context) error {
 		if n.a.Expand == nil {
 			e.sh.ShowCommand(n.a.Command)
 		}
+		if e.opt.Observer != nil {
+			e.opt.Observer.ActionStarted(n.a)
+		}
 		running++
 		go func() {
 			r := e.runAction(runCtx, n)
@@ -289,6 +305,9 @@ func (e *executor) run(ctx context.Context) error {
 				implicitBusy = false
 			}
 			n := r.n
+			if e.opt.Observer != nil {
+				e.opt.Observer.ActionFinished(n.a)
+			}
 			if e.opt.Trace != nil {
 				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err})
 			}

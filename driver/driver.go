@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -81,22 +82,36 @@ func Main(ctx context.Context, inv *Invocation) int {
 	kind := opts.OffloadKind()
 	if kind == actions.None || opts.PrintPhases || opts.PreprocessOnly || builders[kind] == nil {
 		// Nothing to plan: clang's own driver does exactly what offcc would.
-		return inv.runClang(llvm.Clang(), opts.ClangArgs)
+		if inv.compileCommandsFile(opts) != "" {
+			inv.recordWithoutPlan(ctx, llvm, opts)
+		}
+		return inv.runClang(llvm.Clang(), opts)
 	}
 	return inv.offload(ctx, llvm, opts, kind)
 }
 
 // runClang hands the command line to clang under offcc's name.
-func (inv *Invocation) runClang(clang string, args []string) int {
+func (inv *Invocation) runClang(clang string, opts *Options) int {
+	args := opts.ClangArgs
 	argv := append([]string{inv.prog()}, args...)
-	if inv.Exec != nil {
+	// A command line too long for execve (offcc expanded @files) goes to
+	// clang in a response file, so clang runs as a child that outlives it.
+	if inv.Exec != nil && actions.FitsCommandLine(argv, inv.Env, 0) {
 		err := inv.Exec(clang, argv, inv.Env)
 		return inv.errorf("cannot run %s: %v", clang, err)
 	}
 	g := &actions.Graph{}
-	g.MustAdd(inv.clangAction(clang, args, actions.None))
-	sh := actions.NewShell(actions.ShellOptions{Stdout: inv.Stdout, Stderr: inv.Stderr})
-	err := actions.Execute(context.Background(), g, sh, actions.Options{Jobs: 1})
+	g.MustAdd(inv.clangAction(clang, opts, actions.None))
+	tempDir, err := os.MkdirTemp(inv.tempRoot(), "offcc-")
+	if err != nil {
+		return inv.errorf("cannot create temporary directory: %v", err)
+	}
+	defer os.RemoveAll(tempDir)
+	shopt := actions.ShellOptions{Stdout: inv.Stdout, Stderr: inv.Stderr, TempDir: tempDir}
+	if inv.Stdin != nil {
+		shopt.Stdin = func() ([]byte, error) { return io.ReadAll(inv.Stdin) }
+	}
+	err = actions.Execute(context.Background(), g, actions.NewShell(shopt), actions.Options{Jobs: 1})
 	var ee *actions.ExitError
 	if errors.As(err, &ee) && ee.CommandFailed() {
 		return ee.Code
@@ -109,11 +124,15 @@ func (inv *Invocation) runClang(clang string, args []string) int {
 
 // clangAction is the whole command line run by clang's driver under
 // offcc's name, as one action.
-func (inv *Invocation) clangAction(clang string, args []string, kind actions.OffloadKind) *actions.Action {
-	return &actions.Action{
+func (inv *Invocation) clangAction(clang string, opts *Options, kind actions.OffloadKind) *actions.Action {
+	a := &actions.Action{
 		Kind: actions.Fallback, Offload: kind, Tool: "clang", Argv0: inv.prog(),
-		Command: append([]string{clang}, args...), Cost: 1,
+		Command: append([]string{clang}, opts.ClangArgs...), Cost: 1,
 	}
+	if slices.Contains(opts.Inputs, "-") {
+		a.Inputs = []*actions.Artifact{{Path: "-"}}
+	}
+	return a
 }
 
 // tempRoot is the directory temporary files go in: $TMPDIR, else /tmp.
@@ -151,6 +170,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
+	if !dryRun {
+		inv.recordCompileCommands(opts, jobs)
+	}
 	env := &planEnv{tempDir: tempDir, self: inv.Self, steps: &steps{clang: llvm.Clang()}, userInputs: map[string]bool{}}
 	for _, in := range opts.Inputs {
 		env.userInputs[in] = true
@@ -168,12 +190,12 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		traced := opts.JobTrace != "" || inv.getenv("OFFCC_JOB_TRACE") != ""
 		if opts.PrintJobGraph == "" && (!traced || opts.HashHashHash || opts.PrintBindings) {
 			os.RemoveAll(tempDir) // Exec does not return
-			return inv.runClang(llvm.Clang(), opts.ClangArgs)
+			return inv.runClang(llvm.Clang(), opts)
 		}
 		// offcc's own outputs (the graph, the trace) describe a plan of
 		// one action: clang's driver with the whole command line.
-		plan, header, err = &Plan{Graph: &actions.Graph{}}, nil, nil
-		plan.Graph.MustAdd(inv.clangAction(llvm.Clang(), opts.ClangArgs, kind))
+		plan, header, err = &Plan{Graph: &actions.Graph{}, ReadsStdin: slices.Contains(opts.Inputs, "-")}, nil, nil
+		plan.Graph.MustAdd(inv.clangAction(llvm.Clang(), opts, kind))
 	}
 	if err != nil {
 		return inv.errorf("%v", err)
@@ -212,7 +234,14 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 			trace.Lines = inv.Stderr
 		}
 	}
-	err = actions.Execute(ctx, plan.Graph, actions.NewShell(shopt), actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace})
+	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace}
+	st := inv.startProgress()
+	if st != nil {
+		shopt.Stdout, shopt.Stderr = st.Writer(inv.Stdout), st.Writer(inv.Stderr)
+		execOpts.Observer = progressObserver{st}
+	}
+	err = actions.Execute(ctx, plan.Graph, actions.NewShell(shopt), execOpts)
+	st.Close()
 	status := inv.report(err)
 	if traceFile != "" {
 		if werr := atomicfile.WriteFunc(traceFile, 0o666, func(w io.Writer) error {
@@ -323,7 +352,9 @@ func (inv *Invocation) concurrency(opts *Options) (int, *actions.Jobserver, erro
 		// The jobserver bounds concurrency; make -jN hands out N-1 tokens.
 		return 64, js, nil
 	}
-	if opts.UseJobserver {
+	if why := actions.JobserverUnavailable(inv.getenv("MAKEFLAGS")); why != "" && (opts.Verbose || opts.UseJobserver) {
+		fmt.Fprintf(inv.Stderr, "%s: note: %s; running up to %d jobs (the CPU count)\n", inv.prog(), why, defaultJobs())
+	} else if opts.UseJobserver {
 		fmt.Fprintf(inv.Stderr, "%s: warning: --offload-jobs=jobserver: no jobserver in MAKEFLAGS; using %d jobs\n", inv.prog(), defaultJobs())
 	}
 	return defaultJobs(), nil, nil

@@ -31,12 +31,25 @@ OFFCC OPTIONS:
   --job-trace=FILE        Write a Chrome trace (Perfetto, chrome://tracing) of
                           every job run, link-stage jobs included (also
                           $OFFCC_JOB_TRACE)
+  --print-compile-commands=FILE
+                          Add this command's compiles to the JSON compilation
+                          database FILE (compile_commands.json): the command
+                          itself and one entry per device compile, so clangd
+                          sees device code (also $OFFCC_COMPILE_COMMANDS)
+  @FILE                   Read arguments from FILE; command lines too long
+                          for the system reach clang and the tools in
+                          response files
   -v                      Print the commands as they run
 
 ENVIRONMENT:
   OFFCC_LLVM_DIR          the LLVM tools to use (see --llvm-dir)
   OFFCC_JOB_TRACE=FILE    see --job-trace
   OFFCC_TRACE=1           print one line per finished job with its wall time
+  OFFCC_COMPILE_COMMANDS=FILE
+                          see --print-compile-commands
+  OFFCC_PROGRESS=0|1      on a terminal, a build running over 2 s shows its
+                          running jobs on one status line; 0 turns it off,
+                          1 shows it even without a terminal
   OFFCC_PLAN_CACHE=0      do not cache clang's job lists
   OFFCC_CACHE_DIR=DIR     where the plan cache lives (default ~/.cache/offcc)
 
@@ -46,7 +59,7 @@ SUBCOMMANDS:
   inspect          describe the offload containers in files (--json for tools)
   offload-embed    add offload binaries to a host object's .llvm.offloading
   linker-wrapper   link stage (clang-linker-wrapper's command line)
-  version          print offcc's version
+  version          print offcc's version and the LLVM it drives
 
 Called as llvm-offload-binary, clang-offload-packager or clang-offload-bundler
 (also with a suffix such as -22) offcc behaves as that tool.

@@ -52,6 +52,12 @@ type Options struct {
 	PrintJobGraph string
 	// JobTrace is --job-trace=FILE: write a Chrome trace of the jobs run.
 	JobTrace string
+	// CompileCommands is --print-compile-commands=FILE: add this
+	// command's compiles, device compiles included, to a JSON compilation
+	// database.
+	CompileCommands string
+	// InputArgs are the indexes in ClangArgs of the input files, in order.
+	InputArgs []int
 }
 
 // OffloadKind returns the offload model the command line compiles or links
@@ -147,6 +153,13 @@ var optionTable = []optSpec{
 		o.JobTrace = v
 		return nil
 	}},
+	{"--print-compile-commands=", joined, false, func(o *Options, v string) error {
+		if v == "" {
+			return fmt.Errorf("--print-compile-commands= needs a file name")
+		}
+		o.CompileCommands = v
+		return nil
+	}},
 	{"-fsycl", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
 	{"-fsyclbin=", joined, true, set(func(o *Options) { o.Language = actions.SYCL })},
 	{"-fsyclbin", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
@@ -234,6 +247,7 @@ func Parse(args []string) (*Options, error) {
 		if !ok {
 			if a == "-" || !strings.HasPrefix(a, "-") {
 				o.Inputs = append(o.Inputs, a)
+				o.InputArgs = append(o.InputArgs, len(o.ClangArgs))
 				switch ext := strings.ToLower(fileExt(a)); ext {
 				case "cu":
 					o.Language = actions.CUDA

@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -107,9 +109,8 @@ func runSubcommand(argv []string) int {
 			{
 				Name:  "version",
 				Usage: "print offcc's version",
-				Action: func(context.Context, *cli.Command) error {
-					fmt.Fprintf(os.Stdout, "offcc version %s (drives LLVM %d)\n", version, toolchain.RequiredMajor)
-					return nil
+				Action: func(ctx context.Context, _ *cli.Command) error {
+					return printVersion(ctx, os.Stdout)
 				},
 			},
 		},
@@ -127,6 +128,35 @@ func runSubcommand(argv []string) int {
 		return 1
 	}
 	return status
+}
+
+// printVersion prints offcc's version (with the commit it was built from,
+// when known) and the LLVM installation it drives, as found for a build.
+// clang's own text stays with "offcc --version", which CMake and cgo read.
+func printVersion(ctx context.Context, w io.Writer) error {
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = ", commit " + s.Value[:12]
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" && rev != "" {
+				rev += "+dirty"
+			}
+		}
+	}
+	fmt.Fprintf(w, "offcc version %s (%s%s)\n", version, runtime.Version(), rev)
+	llvm, err := toolchain.Find("", os.Getenv)
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, llvm.Clang(), "--version").Output()
+	if err != nil {
+		return fmt.Errorf("cannot run %s --version: %v", llvm.Clang(), err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	fmt.Fprintf(w, "drives LLVM %d: %s\nclang: %s\n", llvm.Major, first, llvm.Clang())
+	return nil
 }
 
 func embedMain(args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,315 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/offcc/offcc/internal/atomicfile"
+	"github.com/offcc/offcc/target"
+	"github.com/offcc/offcc/toolchain"
+)
+
+// compileCommand is one entry of a JSON compilation database
+// (compile_commands.json), as clangd and clang-tidy read it.
+type compileCommand struct {
+	Directory string   `json:"directory"`
+	File      string   `json:"file"`
+	Arguments []string `json:"arguments"`
+	Output    string   `json:"output,omitempty"`
+}
+
+// compileTarget is one device a source is compiled for.
+type compileTarget struct {
+	triple, id string
+}
+
+// compileCommands returns the database entries of one command line: for
+// every source clang compiles (read from its jobs), the command line
+// reduced to that source, then one entry per device compile of it. A
+// device entry is the same line with --offload-device-only and, when the
+// source is compiled for several devices, only that device selected: tools
+// that take a command's first job (clangd, clang-tidy) then parse the code
+// as that device's compile does.
+func compileCommands(dir, argv0 string, opts *Options, jobs []*clangJob) []compileCommand {
+	var sources []string
+	devices := map[string][]compileTarget{}
+	for _, j := range jobs {
+		if !j.isCC1() {
+			continue
+		}
+		c, err := parseCC1(j.argv)
+		if err != nil || c.input == "-" || !slices.Contains(opts.Inputs, c.input) || c.mode == "-E" {
+			continue
+		}
+		if !slices.Contains(sources, c.input) {
+			sources = append(sources, c.input)
+		}
+		if c.device() {
+			t := compileTarget{triple: c.triple, id: c.targetID()}
+			if !slices.Contains(devices[c.input], t) {
+				devices[c.input] = append(devices[c.input], t)
+			}
+		}
+	}
+	var out []compileCommand
+	for _, src := range sources {
+		args := argsForSource(opts, src)
+		output := outputOf(opts, src, len(sources))
+		out = append(out, compileCommand{Directory: dir, File: src, Output: output,
+			Arguments: append([]string{argv0}, args...)})
+		targets := devices[src]
+		for _, t := range targets {
+			out = append(out, compileCommand{Directory: dir, File: src, Output: output,
+				Arguments: append([]string{argv0}, deviceArgs(args, t, len(targets) > 1)...)})
+		}
+	}
+	return out
+}
+
+// argsForSource returns the clang arguments without the inputs other than
+// src (its first occurrence stays).
+func argsForSource(opts *Options, src string) []string {
+	drop := map[int]bool{}
+	kept := false
+	for _, i := range opts.InputArgs {
+		if opts.ClangArgs[i] == src && !kept {
+			kept = true
+			continue
+		}
+		drop[i] = true
+	}
+	var args []string
+	for i, a := range opts.ClangArgs {
+		if !drop[i] {
+			args = append(args, a)
+		}
+	}
+	return args
+}
+
+// outputOf returns the file the command writes for src: -o's value, or
+// clang's default name.
+func outputOf(opts *Options, src string, nsources int) string {
+	o, compileOnly := "", false
+	for i, a := range opts.ClangArgs {
+		switch {
+		case a == "-o" && i+1 < len(opts.ClangArgs):
+			o = opts.ClangArgs[i+1]
+		case strings.HasPrefix(a, "-o") && len(a) > 2 && !slices.Contains(opts.InputArgs, i):
+			o = a[2:]
+		case a == "-c" || a == "-S" || a == "-fsyntax-only":
+			compileOnly = true
+		}
+	}
+	if o != "" && (nsources == 1 || !compileOnly) {
+		return o
+	}
+	if !compileOnly {
+		return "a.out"
+	}
+	base := filepath.Base(src)
+	return strings.TrimSuffix(base, filepath.Ext(base)) + ".o"
+}
+
+// Options a device entry drops: those that name the output or the
+// dependency file (the host compile writes them), and, when one device
+// is selected, those that select devices.
+var (
+	outputFlags      = []string{"-MD", "-MMD", "-MP", "-MG"}
+	outputSeparate   = []string{"-o", "-MF", "-MT", "-MQ", "-MJ"}
+	selectorPrefixes = []string{"-fopenmp-targets=", "--offload-targets=", "--offload-arch=",
+		"--no-offload-arch=", "--offload=", "--cuda-gpu-arch=", "--no-cuda-gpu-arch="}
+	sideFlags = []string{"--offload-device-only", "--offload-host-only", "--offload-host-device",
+		"--cuda-device-only", "--cuda-host-only", "--cuda-compile-host-device"}
+)
+
+// deviceArgs returns the arguments of the device entry for t.
+func deviceArgs(args []string, t compileTarget, selectOne bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case slices.Contains(outputFlags, a) || slices.Contains(sideFlags, a):
+			continue
+		case slices.Contains(outputSeparate, a):
+			i++
+			continue
+		case hasAnyPrefix(a, outputSeparate) && len(a) > 2 && !strings.HasPrefix(a, "-obj"):
+			continue // -oFILE, -MFfile
+		case selectOne && hasAnyPrefix(a, selectorPrefixes):
+			continue
+		}
+		out = append(out, a)
+	}
+	out = append(out, "--offload-device-only")
+	if selectOne {
+		if target.IsGPU(t.triple) && t.id != "" {
+			out = append(out, "--offload-arch="+t.id)
+		} else {
+			out = append(out, "-fopenmp-targets="+t.triple)
+		}
+	}
+	return out
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// updateCompileCommands merges entries into the compilation database at
+// path: entries for the same directory, file and output are replaced, and
+// entries whose file no longer exists are dropped; all others, in the
+// form they were written (CMake's "command" strings too), are kept. The
+// file is replaced atomically under an exclusive lock on its directory, so
+// the compiles of a parallel build can share it.
+func updateCompileCommands(path string, entries []compileCommand) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	unlock, err := lockDir(filepath.Dir(abs))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var old []json.RawMessage
+	data, err := os.ReadFile(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	case len(bytes.TrimSpace(data)) > 0:
+		if err := json.Unmarshal(data, &old); err != nil {
+			return fmt.Errorf("%s is not a JSON compilation database: %v", path, err)
+		}
+	}
+	key := func(c compileCommand) string { return c.Directory + "\x00" + c.File + "\x00" + c.Output }
+	replaced := map[string]bool{}
+	for _, e := range entries {
+		replaced[key(e)] = true
+	}
+	var kept [][]byte
+	for _, raw := range old {
+		var c compileCommand
+		if json.Unmarshal(raw, &c) == nil {
+			if replaced[key(c)] {
+				continue
+			}
+			f := c.File
+			if !filepath.IsAbs(f) {
+				f = filepath.Join(c.Directory, f)
+			}
+			if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+		}
+		kept = append(kept, raw)
+	}
+	for _, e := range entries {
+		b, err := json.MarshalIndent(e, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		kept = append(kept, b)
+	}
+	return atomicfile.WriteFunc(abs, 0o666, func(w io.Writer) error {
+		var b bytes.Buffer
+		b.WriteString("[\n")
+		for i, e := range kept {
+			b.WriteString("  ")
+			b.Write(e)
+			if i < len(kept)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("]\n")
+		_, err := w.Write(b.Bytes())
+		return err
+	})
+}
+
+// lockDir takes an exclusive flock on dir and returns its release. Where
+// the file system has no locks it goes on unlocked.
+func lockDir(dir string) (func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil && err != syscall.ENOLCK && err != syscall.EOPNOTSUPP {
+		f.Close()
+		return nil, fmt.Errorf("cannot lock %s: %v", dir, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// recordCompileCommands adds the command's entries to the database named
+// by --print-compile-commands or $OFFCC_COMPILE_COMMANDS. A database that
+// cannot be updated is a warning: the build itself goes on.
+func (inv *Invocation) recordCompileCommands(opts *Options, jobs []*clangJob) {
+	path := inv.compileCommandsFile(opts)
+	if path == "" {
+		return
+	}
+	dir, err := os.Getwd()
+	if err == nil {
+		argv0 := inv.Argv0
+		if inv.Self != "" {
+			argv0 = filepath.Join(filepath.Dir(inv.Self), inv.prog())
+		}
+		err = updateCompileCommands(path, compileCommands(dir, argv0, opts, jobs))
+	}
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: warning: cannot update the compile commands in '%s': %v\n", inv.prog(), path, err)
+	}
+}
+
+// compileCommandsFile is the database to update, or "" when none is asked
+// for or the command compiles nothing (it only prints, or preprocesses).
+func (inv *Invocation) compileCommandsFile(opts *Options) string {
+	path := opts.CompileCommands
+	if path == "" {
+		path = inv.getenv("OFFCC_COMPILE_COMMANDS")
+	}
+	if path == "" || opts.Help || opts.HashHashHash || opts.PrintPhases || opts.PrintBindings ||
+		opts.PrintJobGraph != "" || opts.PreprocessOnly {
+		return ""
+	}
+	return path
+}
+
+// recordWithoutPlan records the compile commands of a command line offcc
+// hands to clang: clang's job list (from the plan cache when it can) says
+// which sources it compiles and for which devices.
+func (inv *Invocation) recordWithoutPlan(ctx context.Context, llvm *toolchain.LLVM, opts *Options) {
+	tempDir, err := os.MkdirTemp(inv.tempRoot(), "offcc-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(tempDir)
+	_, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, newPlanCache(inv.getenv))
+	if err != nil {
+		return // clang reports the command line's errors when it runs it
+	}
+	inv.recordCompileCommands(opts, jobs)
+}
