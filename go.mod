@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/klauspost/compress v1.20.3
-	github.com/mattn/go-shellwords v1.0.16
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/urfave/cli/v3 v3.14.0
 	github.com/zeebo/xxh3 v1.1.0

@@ -3,6 +3,7 @@ package actions
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -107,7 +108,9 @@ func WriteResponseFile(dir string, args []string) (string, error) {
 // new response file in dir. cleanup removes that file; it is never nil.
 func ResponseFileCommand(path string, argv, env []string, dir string, limit int) (cmd []string, cleanup func(), err error) {
 	cleanup = func() {}
-	if len(argv) < 2 || FitsCommandLine(argv, env, limit) || !SupportsResponseFiles(path) {
+	// LLVM's reader drops an empty argument, so a command with one keeps
+	// its argument vector (and fails to start, saying it is too long).
+	if len(argv) < 2 || FitsCommandLine(argv, env, limit) || !SupportsResponseFiles(path) || slices.Contains(argv[1:], "") {
 		return argv, cleanup, nil
 	}
 	if dir == "" {
@@ -118,4 +121,42 @@ func ResponseFileCommand(path string, argv, env []string, dir string, limit int)
 		return nil, cleanup, err
 	}
 	return []string{argv[0], "@" + name}, func() { os.Remove(name) }, nil
+}
+
+// SplitResponseFile splits the text of a response file into arguments as
+// clang does on Linux (llvm::cl::TokenizeGNUCommandLine): whitespace
+// separates arguments; a backslash takes the next character literally,
+// inside quotes too; single and double quotes group. Shell operators
+// (&, ;, |, $) are ordinary characters, and an empty argument ("") is
+// dropped, as LLVM drops it.
+func SplitResponseFile(src string) []string {
+	var args []string
+	var tok strings.Builder
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\\' && i+1 < len(src):
+			i++
+			tok.WriteByte(src[i])
+		case c == '"' || c == '\'':
+			for i++; i < len(src) && src[i] != c; i++ {
+				if src[i] == '\\' && i+1 < len(src) {
+					i++
+				}
+				tok.WriteByte(src[i])
+			}
+		case isSpace(c):
+			if tok.Len() > 0 {
+				args = append(args, tok.String())
+				tok.Reset()
+			}
+		default:
+			tok.WriteByte(c)
+		}
+	}
+	if tok.Len() > 0 {
+		args = append(args, tok.String())
+	}
+	return args
 }

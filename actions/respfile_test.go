@@ -138,3 +138,32 @@ func TestShellUsesResponseFileWhenTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitResponseFileLikeClang reads one response file with
+// SplitResponseFile and with clang, which prints the -D values it got.
+func TestSplitResponseFileLikeClang(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := t.TempDir()
+	text := "-DA=a&b;c|d -DB='x y' \"-DC=q\\\"r\" -DD=\\ e '' -DE='a\\'b' -DF=$HOME\r\n-DG=\"tab\there\"\n -DH=#not-a-comment -DI='' -DJ=end"
+	rsp := filepath.Join(dir, "args.rsp")
+	os.WriteFile(rsp, []byte(text), 0o644)
+	src := filepath.Join(dir, "a.c")
+	os.WriteFile(src, []byte("int x;\n"), 0o666)
+	out, err := exec.Command(clang, "-###", "-c", src, "@"+rsp).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var fromClang []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if argv, err := SplitHash(line); err == nil && slices.Contains(argv, "-cc1") {
+			for i, a := range argv {
+				if a == "-D" {
+					fromClang = append(fromClang, "-D"+argv[i+1])
+				}
+			}
+		}
+	}
+	if got := SplitResponseFile(text); !slices.Equal(got, fromClang) {
+		t.Errorf("SplitResponseFile:\n%q\nclang read:\n%q", got, fromClang)
+	}
+}

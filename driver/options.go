@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mattn/go-shellwords"
-
 	"github.com/offcc/offcc/actions"
 )
 
@@ -340,7 +338,8 @@ func fileExt(p string) string {
 }
 
 // expandResponseFiles replaces each @file argument by the arguments in the
-// file, split with GNU (shell-like) quoting rules as clang does on Linux.
+// file, split as clang splits them on Linux (actions.SplitResponseFile).
+// Nested @files are named relative to the working directory, as in clang.
 func expandResponseFiles(args []string, depth int) ([]string, error) {
 	if depth > 20 {
 		return nil, fmt.Errorf("response files nested too deeply")
@@ -357,13 +356,7 @@ func expandResponseFiles(args []string, depth int) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
-		p := shellwords.NewParser()
-		p.ParseEnv = false
-		p.ParseBacktick = false
-		words, err := p.Parse(strings.ReplaceAll(string(data), "\r\n", "\n"))
-		if err != nil {
-			return nil, fmt.Errorf("cannot parse response file '%s': %v", a[1:], err)
-		}
+		words := actions.SplitResponseFile(string(data))
 		inner, err := expandResponseFiles(words, depth+1)
 		if err != nil {
 			return nil, err

@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/offcc/offcc/actions"
 )
@@ -101,4 +104,34 @@ func TestResponseFiles(t *testing.T) {
 	if o.OffloadKind() != actions.OpenMP {
 		t.Error("offload options inside a response file were not seen")
 	}
+}
+
+// FuzzResponseFileRoundTrip: arguments offcc writes to a response file
+// (for clang, GNU quoting) read back unchanged through offcc's own @file
+// expansion.
+func FuzzResponseFileRoundTrip(f *testing.F) {
+	f.Add("-DA=a b", `-DB="q"`, `back\slash`)
+	f.Add("&&", "'single'", "tab\there\nnewline")
+	f.Add("$HOME", "#hash", "ünï")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		in := []string{a, b, c}
+		for _, s := range in {
+			// LLVM's reader drops empty arguments (ResponseFileCommand
+			// never writes one); NUL cannot be in an argument.
+			if s == "" || strings.ContainsRune(s, 0) || !utf8.ValidString(s) || strings.HasPrefix(s, "@") {
+				t.Skip()
+			}
+		}
+		name, err := actions.WriteResponseFile(t.TempDir(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := expandResponseFiles([]string{"@" + name}, 0)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if !slices.Equal(got, in) {
+			t.Fatalf("read back %q, wrote %q", got, in)
+		}
+	})
 }
