@@ -18,17 +18,37 @@ TEST_TIMEOUT ?= 10m
 # see internal/llvmtest).
 OFFCC_REQUIRE_LLVM ?=
 
-.PHONY: all build deps demo test vet gotest fuzz e2e bench clean help
+# make install: offcc, offcc++ and the binutils links go to $(PREFIX)/bin,
+# the multi-call links to $(PREFIX)/libexec/offcc (off PATH, where they
+# would shadow LLVM's own tools), the CMake toolchain file to
+# $(PREFIX)/share/offcc/cmake. DESTDIR is prepended to all of them.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+LIBEXECDIR = $(DESTDIR)$(PREFIX)/libexec/offcc
+CMAKEDIR = $(DESTDIR)$(PREFIX)/share/offcc/cmake
+# The executable make install installs as offcc: bin/offcc, built first,
+# unless INSTALL_EXE names another (the e2e tests install the compiler
+# under test).
+INSTALL_EXE ?=
+# LLVM's binutils, linked beside offcc so that CMake (and anything else that
+# looks beside the compiler) finds LLVM 22's, not an older llvm-ar on PATH.
+BINUTILS := llvm-ar llvm-ranlib llvm-nm llvm-objcopy llvm-objdump llvm-strip
+# Names under which offcc behaves as an LLVM tool (see cmd/offcc).
+MULTICALL := llvm-offload-binary clang-offload-packager clang-offload-bundler
+
+.PHONY: all build deps demo test vet gotest fuzz e2e bench install clean help
 
 all: build
 
 help:
-	@echo 'make build   build bin/offcc and the bin/offcc++ symlink (also: make all)'
+	@echo 'make build   build bin/offcc, the bin/offcc++ symlink and links to LLVM 22 binutils (llvm-ar ...) beside them (also: make all)'
 	@echo 'make deps    check/install the LLVM 22 Debian packages (apt-get when root)'
 	@echo 'make demo    build and run examples/hello_offload.c with OpenMP host offload'
 	@echo 'make test    go vet, go test -race ./... (e2e against a -race offcc), fuzz each Fuzz* for $(FUZZTIME)'
 	@echo 'make e2e     only the end-to-end tests (e2e/), against bin/offcc'
 	@echo 'make bench   run scripts/bench-*.sh (offcc vs clang-22 timings)'
+	@echo 'make install install offcc, offcc++, links and the CMake toolchain file under PREFIX=$(PREFIX) (DESTDIR honoured)'
 	@echo 'make clean   remove build outputs'
 
 # go build is incremental, so always ask it.
@@ -36,6 +56,17 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/offcc ./cmd/offcc
 	ln -sfn offcc bin/offcc++
+	for t in $(BINUTILS); do ln -sfn $(LLVM_BIN)/$$t bin/$$t; done
+
+# The multi-call links are relative (../../bin/offcc), so a DESTDIR tree
+# works where it is, too.
+install: $(if $(INSTALL_EXE),,build)
+	install -d "$(BINDIR)" "$(LIBEXECDIR)" "$(CMAKEDIR)"
+	install -m 755 "$(or $(INSTALL_EXE),bin/offcc)" "$(BINDIR)/offcc"
+	ln -sfn offcc "$(BINDIR)/offcc++"
+	for t in $(BINUTILS); do ln -sfn "$(LLVM_BIN)/$$t" "$(BINDIR)/$$t"; done
+	for t in $(MULTICALL); do ln -sfn ../../bin/offcc "$(LIBEXECDIR)/$$t"; done
+	install -m 644 cmake/offcc-toolchain.cmake "$(CMAKEDIR)/offcc-toolchain.cmake"
 
 deps:
 	@scripts/deps.sh
@@ -53,7 +84,7 @@ gotest:
 	@mkdir -p bin/race
 	$(GO) build -race -o bin/race/offcc ./cmd/offcc
 	ln -sfn offcc bin/race/offcc++
-	OFFCC=$(CURDIR)/bin/race/offcc GORACE="exitcode=66 halt_on_error=1" \
+	OFFCC=$(CURDIR)/bin/race/offcc GORACE="exitcode=66 halt_on_error=1 atexit_sleep_ms=0" \
 		OFFCC_REQUIRE_LLVM=$(OFFCC_REQUIRE_LLVM) \
 		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 

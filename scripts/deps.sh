@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# deps.sh: make sure the LLVM 22 Debian packages offcc drives are installed.
-# As root it installs what is missing with apt-get; otherwise it prints the
-# one-line command to run and fails.
+# deps.sh: make sure the LLVM 22 Debian packages offcc drives are installed,
+# and the build tools its end-to-end tests run (cmake, ninja-build: the CMake
+# tests of e2e/cmake_test.go). As root it installs what is missing with
+# apt-get; otherwise it prints the one-line command to run and fails.
 set -euo pipefail
 
-PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools)
+PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools
+	cmake ninja-build)
 
 installed() {
 	command -v dpkg-query >/dev/null 2>&1 &&
@@ -17,7 +19,7 @@ for p in "${PKGS[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "deps: LLVM 22 packages installed (${PKGS[*]})"
+	echo "deps: LLVM 22 packages and build tools installed (${PKGS[*]})"
 	exit 0
 fi
 

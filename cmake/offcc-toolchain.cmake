@@ -1,0 +1,177 @@
+# offcc-toolchain.cmake: build a CMake project with offcc.
+#
+#   cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=<this file> \
+#         -DOFFCC_OPENMP_TARGETS=x86_64-pc-linux-gnu      # and/or
+#         -DOFFCC_OFFLOAD_ARCH="gfx90a;sm_90"
+#
+# It makes offcc and offcc++ the C and C++ (and CUDA and HIP) compilers, takes
+# the binutils from LLVM 22, and turns the offload targets into flags.
+#
+# Cache variables (give them with -D on the first configure):
+#
+#   OFFCC_BIN_DIR         directory holding offcc and offcc++. Default: the
+#                         bin/ beside this file's directory (offcc's source
+#                         tree: cmake/ next to bin/), else <prefix>/bin when
+#                         installed as <prefix>/share/offcc/cmake/, else the
+#                         directory of offcc on PATH.
+#   OFFCC_LLVM_DIR        LLVM 22's bin directory. Default: $OFFCC_LLVM_DIR,
+#                         else /usr/lib/llvm-22/bin.
+#   OFFCC_OPENMP_TARGETS  OpenMP offload target triples (a list), such as
+#                         x86_64-pc-linux-gnu: offload to the host device.
+#   OFFCC_OFFLOAD_ARCH    GPU architectures (a list), such as gfx90a;sm_90.
+#   OFFCC_OPENMP          ON (default): when there are offload targets, C and
+#                         C++ compile and link with -fopenmp and the offload
+#                         flags (added to CMAKE_C_FLAGS and CMAKE_CXX_FLAGS).
+#                         OFF: nothing is added; apply OFFCC_OPENMP_FLAGS
+#                         yourself with target_compile_options() and
+#                         target_link_options().
+#
+# What it sets:
+#
+#   CMAKE_C_COMPILER, CMAKE_CXX_COMPILER    offcc, offcc++ in OFFCC_BIN_DIR
+#   CMAKE_CUDA_COMPILER, CMAKE_HIP_COMPILER offcc++ (unless already set)
+#   CMAKE_AR, CMAKE_RANLIB, CMAKE_NM, CMAKE_OBJCOPY, CMAKE_OBJDUMP,
+#   CMAKE_STRIP, CMAKE_<LANG>_COMPILER_AR, CMAKE_<LANG>_COMPILER_RANLIB
+#                         LLVM 22's tools: the llvm-* links beside offcc
+#                         (make build and make install create them), else
+#                         those in OFFCC_LLVM_DIR. LLVM 14's llvm-ar cannot
+#                         index LLVM 22 bitcode (-flto, IPO).
+#   OFFCC_OPENMP_FLAGS    the OpenMP offload flags (a list), e.g.
+#                         -fopenmp;-fopenmp-targets=x86_64-pc-linux-gnu
+#   CMAKE_CUDA_ARCHITECTURES  the sm_* of OFFCC_OFFLOAD_ARCH, without "sm_"
+#   CMAKE_HIP_ARCHITECTURES   the gfx* of OFFCC_OFFLOAD_ARCH
+#
+# -fopenmp is added here, with the targets, because clang silently ignores
+# -fopenmp-targets= without it, and the offload flags must reach the link
+# line as well as the compiles (OpenMP::OpenMP_C from find_package(OpenMP)
+# brings -fopenmp to compiles only). find_package(OpenMP) still works
+# alongside.
+#
+# The flags go into CMAKE_<LANG>_FLAGS_INIT, which CMake reads once, into a
+# new build directory's cache, and not when CMAKE_<LANG>_FLAGS is given
+# with -D: to change the targets, configure a new build directory (or edit
+# CMAKE_C_FLAGS and CMAKE_CXX_FLAGS). A warning says when they lack them.
+#
+# CUDA and HIP projects (enable_language(CUDA/HIP)) also need a CUDA toolkit
+# or ROCm; CMake adds --cuda-gpu-arch= / --offload-arch= from the
+# architectures itself.
+
+if(NOT DEFINED OFFCC_BIN_DIR)
+  set(_offcc_dir "")
+  foreach(_d "${CMAKE_CURRENT_LIST_DIR}/../bin" "${CMAKE_CURRENT_LIST_DIR}/../../../bin")
+    if(NOT _offcc_dir AND EXISTS "${_d}/offcc")
+      get_filename_component(_offcc_dir "${_d}" ABSOLUTE)
+    endif()
+  endforeach()
+  if(NOT _offcc_dir)
+    find_program(_offcc_exe offcc)
+    if(_offcc_exe)
+      get_filename_component(_offcc_dir "${_offcc_exe}" DIRECTORY)
+    endif()
+    unset(_offcc_exe CACHE)
+  endif()
+  set(OFFCC_BIN_DIR "${_offcc_dir}" CACHE PATH "Directory of offcc and offcc++")
+endif()
+if(NOT EXISTS "${OFFCC_BIN_DIR}/offcc")
+  message(FATAL_ERROR "offcc not found (OFFCC_BIN_DIR=\"${OFFCC_BIN_DIR}\"); set OFFCC_BIN_DIR to the directory of offcc and offcc++")
+endif()
+
+if(DEFINED ENV{OFFCC_LLVM_DIR})
+  set(_offcc_llvm "$ENV{OFFCC_LLVM_DIR}")
+else()
+  set(_offcc_llvm /usr/lib/llvm-22/bin)
+endif()
+set(OFFCC_LLVM_DIR "${_offcc_llvm}" CACHE PATH "LLVM 22's bin directory")
+set(OFFCC_OPENMP_TARGETS "" CACHE STRING "OpenMP offload target triples (a list), e.g. x86_64-pc-linux-gnu")
+set(OFFCC_OFFLOAD_ARCH "" CACHE STRING "GPU architectures to offload to (a list), e.g. gfx90a;sm_90")
+option(OFFCC_OPENMP "Compile and link C and C++ with -fopenmp and the offload targets" ON)
+# try_compile projects (CMake's compiler checks) see the same settings.
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES
+  OFFCC_BIN_DIR OFFCC_LLVM_DIR OFFCC_OPENMP_TARGETS OFFCC_OFFLOAD_ARCH OFFCC_OPENMP)
+
+set(CMAKE_C_COMPILER "${OFFCC_BIN_DIR}/offcc")
+set(CMAKE_CXX_COMPILER "${OFFCC_BIN_DIR}/offcc++")
+foreach(_lang CUDA HIP)
+  if(NOT CMAKE_${_lang}_COMPILER)
+    set(CMAKE_${_lang}_COMPILER "${OFFCC_BIN_DIR}/offcc++")
+  endif()
+endforeach()
+
+# Binutils: llvm-<tool>-22 or llvm-<tool>, beside offcc first. Never from
+# PATH, where /usr/bin/llvm-ar may be another LLVM's.
+foreach(_tool AR RANLIB NM OBJCOPY OBJDUMP STRIP)
+  string(TOLOWER "llvm-${_tool}" _name)
+  find_program(CMAKE_${_tool} NAMES ${_name}-22 ${_name} NAMES_PER_DIR
+    PATHS "${OFFCC_BIN_DIR}" "${OFFCC_LLVM_DIR}" NO_DEFAULT_PATH)
+endforeach()
+foreach(_lang C CXX CUDA HIP)
+  foreach(_tool AR RANLIB)
+    if(CMAKE_${_tool})
+      set(CMAKE_${_lang}_COMPILER_${_tool} "${CMAKE_${_tool}}" CACHE FILEPATH "LLVM ${_tool} for IPO")
+    endif()
+  endforeach()
+endforeach()
+
+# Offload flags. GPU architectures name their triple; with OpenMP targets as
+# well, each triple gets its architectures through -Xopenmp-target=
+# (clang 22 applies a bare --offload-arch= to every -fopenmp-targets triple,
+# and warns "argument unused" about -Xopenmp-target=T --offload-arch=, which
+# it does use).
+set(_offcc_gpu_triples "")
+set(_offcc_cuda_archs "")
+set(_offcc_hip_archs "")
+foreach(_arch IN LISTS OFFCC_OFFLOAD_ARCH)
+  if(_arch MATCHES "^sm_(.+)$")
+    list(APPEND _offcc_cuda_archs "${CMAKE_MATCH_1}")
+    set(_triple nvptx64-nvidia-cuda)
+  elseif(_arch MATCHES "^gfx")
+    list(APPEND _offcc_hip_archs "${_arch}")
+    set(_triple amdgcn-amd-amdhsa)
+  else()
+    message(FATAL_ERROR "OFFCC_OFFLOAD_ARCH: unknown architecture \"${_arch}\" (expected gfx* or sm_*)")
+  endif()
+  list(APPEND _offcc_gpu_triples ${_triple})
+  list(APPEND _offcc_archs_${_triple} "${_arch}")
+endforeach()
+list(REMOVE_DUPLICATES _offcc_gpu_triples)
+
+set(OFFCC_OPENMP_FLAGS "")
+if(OFFCC_OPENMP_TARGETS)
+  set(_targets ${OFFCC_OPENMP_TARGETS} ${_offcc_gpu_triples})
+  list(JOIN _targets "," _targets)
+  set(OFFCC_OPENMP_FLAGS -fopenmp "-fopenmp-targets=${_targets}")
+  foreach(_triple IN LISTS _offcc_gpu_triples)
+    list(JOIN _offcc_archs_${_triple} "," _archs)
+    list(APPEND OFFCC_OPENMP_FLAGS "-Xopenmp-target=${_triple}" "--offload-arch=${_archs}")
+  endforeach()
+elseif(OFFCC_OFFLOAD_ARCH)
+  list(JOIN OFFCC_OFFLOAD_ARCH "," _archs)
+  set(OFFCC_OPENMP_FLAGS -fopenmp "--offload-arch=${_archs}")
+endif()
+foreach(_triple IN LISTS _offcc_gpu_triples)
+  unset(_offcc_archs_${_triple})
+endforeach()
+
+if(OFFCC_OPENMP AND OFFCC_OPENMP_FLAGS)
+  list(JOIN OFFCC_OPENMP_FLAGS " " _flags)
+  set(CMAKE_C_FLAGS_INIT "${_flags}")
+  set(CMAKE_CXX_FLAGS_INIT "${_flags}")
+  # CMake fills CMAKE_<LANG>_FLAGS from _INIT only when it makes the cache
+  # entry: not in a build directory configured before, nor when the flags
+  # are given with -D.
+  foreach(_lang C CXX)
+    if(DEFINED CACHE{CMAKE_${_lang}_FLAGS})
+      string(FIND " $CACHE{CMAKE_${_lang}_FLAGS} " " ${_flags} " _at)
+      if(_at EQUAL -1)
+        message(WARNING "CMAKE_${_lang}_FLAGS (\"$CACHE{CMAKE_${_lang}_FLAGS}\") lacks the offload "
+          "flags \"${_flags}\": add them, or configure a new build directory")
+      endif()
+    endif()
+  endforeach()
+endif()
+if(_offcc_cuda_archs AND NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES "${_offcc_cuda_archs}")
+endif()
+if(_offcc_hip_archs AND NOT DEFINED CMAKE_HIP_ARCHITECTURES)
+  set(CMAKE_HIP_ARCHITECTURES "${_offcc_hip_archs}")
+endif()
