@@ -1,0 +1,3 @@
+module offcc.example/cgo
+
+go 1.22
