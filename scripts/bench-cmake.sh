@@ -47,26 +47,7 @@ cmake "${common[@]}" -B "$work/offcc" \
 	-DCMAKE_TOOLCHAIN_FILE="$repo/cmake/offcc-toolchain.cmake" \
 	-DOFFCC_BIN_DIR="$(dirname "$OFFCC")" >/dev/null 2>&1
 
-# time_one <outfile> <cmd...>: appends "wall user sys" (seconds) of the
-# command and its children.
-time_one() {
-	local out=$1
-	shift
-	local TIMEFORMAT='%3R %3U %3S'
-	{ time "$@" >/dev/null 2>"$work/last.err"; } 2>>"$out" || {
-		echo "bench: command failed: $*" >&2
-		cat "$work/last.err" >&2
-		exit 1
-	}
-}
-
-median() { # median of column $1 of file $2
-	sort -g <(awk -v c="$1" '{print $c}' "$2") | awk '{v[NR]=$1} END {
-		if (NR == 0) { print "nan"; exit }
-		if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2] + v[NR/2+1]) / 2 }'
-}
-cpu() { awk '{print $2 + $3}' "$1" >"$1.cpu" && median 1 "$1.cpu"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
 # The static library with the device code: its three sources (C and C++)
 # and the archive. The program's link is left out: linking gfx* images
@@ -103,7 +84,7 @@ done
 entries=$(grep -c '"directory"' "$db")
 
 cw=$(median 1 "$work/clang.t") ow=$(median 1 "$work/offcc.t")
-cc=$(cpu "$work/clang.t") oc=$(cpu "$work/offcc.t")
+cc=$(cpu_median "$work/clang.t") oc=$(cpu_median "$work/offcc.t")
 echo
 echo "CMake build of the library kernels of testdata/cmake (3 sources, C and C++, and the archive), Ninja -j$JOBS, \`$flags\`; median of $RUNS clean builds, $(nproc) CPUs."
 echo

@@ -51,24 +51,7 @@ int main(void) {
 }
 C
 
-# time_one <label> <outfile-for-"wall user sys"> <cmd...>: appends one line of
-# seconds: wall, user and sys CPU of the command and its children.
-time_one() {
-	local out=$1
-	shift
-	local TIMEFORMAT='%3R %3U %3S'
-	{ time "$@" >/dev/null 2>"$work/last.err"; } 2>>"$out" || {
-		echo "bench: command failed: $*" >&2
-		cat "$work/last.err" >&2
-		exit 1
-	}
-}
-
-median() { # median of column $1 of file $2
-	sort -g <(awk -v c="$1" '{print $c}' "$2") | awk '{v[NR]=$1} END {
-		if (NR == 0) { print "nan"; exit }
-		if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2] + v[NR/2+1]) / 2 }'
-}
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
 cd "$work"
 offload=(-fopenmp -O2 -c --offload-arch="$ARCHS" -nogpulib bench.c -o out.o)
@@ -99,12 +82,11 @@ for ((i = 1; i <= PLAIN_RUNS; i++)); do
 done
 
 cw=$(median 1 clang.t) ow=$(median 1 offcc.t)
-cc=$(awk '{print $2 + $3}' clang.t >clang.cpu && median 1 clang.cpu)
-oc=$(awk '{print $2 + $3}' offcc.t >offcc.cpu && median 1 offcc.cpu)
+cc=$(cpu_median clang.t)
+oc=$(cpu_median offcc.t)
 kw=$(median 1 cold.t)
-kc=$(awk '{print $2 + $3}' cold.t >cold.cpu && median 1 cold.cpu)
+kc=$(cpu_median cold.t)
 pcw=$(median 1 clang.p) pow=$(median 1 offcc.p)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 cpus=$(nproc 2>/dev/null || echo "?")
 echo
