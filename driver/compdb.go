@@ -34,11 +34,14 @@ type compileTarget struct {
 
 // compileCommands returns the database entries of one command line: for
 // every source clang compiles (read from its jobs), the command line
-// reduced to that source, then one entry per device compile of it. A
-// device entry is the same line with --offload-device-only and, when the
-// source is compiled for several devices, only that device selected: tools
-// that take a command's first job (clangd, clang-tidy) then parse the code
-// as that device's compile does.
+// reduced to that source, then one entry per device compile of it. Tools
+// parse a command as its first job, and for an offload compile with
+// -fsyntax-only clang 22 puts the first device's job first, so the command
+// alone shows them one device and never the host. So when the source has
+// device compiles, its first entry gets --offload-host-only (what clangd,
+// which reads a file's first entry, shows), and each device entry
+// --offload-device-only with, when there are several devices, only that
+// one selected (libTooling tools such as clang-tidy run every entry).
 func compileCommands(dir, argv0 string, opts *Options, jobs []*clangJob) []compileCommand {
 	var sources []string
 	devices := map[string][]compileTarget{}
@@ -64,9 +67,13 @@ func compileCommands(dir, argv0 string, opts *Options, jobs []*clangJob) []compi
 	for _, src := range sources {
 		args := argsForSource(opts, src)
 		output := outputOf(opts, src, len(sources))
-		out = append(out, compileCommand{Directory: dir, File: src, Output: output,
-			Arguments: append([]string{argv0}, args...)})
 		targets := devices[src]
+		host := args
+		if len(targets) > 0 {
+			host = hostArgs(args)
+		}
+		out = append(out, compileCommand{Directory: dir, File: src, Output: output,
+			Arguments: append([]string{argv0}, host...)})
 		for _, t := range targets {
 			out = append(out, compileCommand{Directory: dir, File: src, Output: output,
 				Arguments: append([]string{argv0}, deviceArgs(args, t, len(targets) > 1)...)})
@@ -131,6 +138,17 @@ var (
 	sideFlags = []string{"--offload-device-only", "--offload-host-only", "--offload-host-device",
 		"--cuda-device-only", "--cuda-host-only", "--cuda-compile-host-device"}
 )
+
+// hostArgs returns the arguments of the host entry of an offload compile.
+func hostArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !slices.Contains(sideFlags, a) {
+			out = append(out, a)
+		}
+	}
+	return append(out, "--offload-host-only")
+}
 
 // deviceArgs returns the arguments of the device entry for t.
 func deviceArgs(args []string, t compileTarget, selectOne bool) []string {

@@ -33,9 +33,9 @@ OFFCC OPTIONS:
                           $OFFCC_JOB_TRACE)
   --print-compile-commands=FILE
                           Add this command's compiles to the JSON compilation
-                          database FILE (compile_commands.json): the command
-                          itself and one entry per device compile, so clangd
-                          sees device code (also $OFFCC_COMPILE_COMMANDS)
+                          database FILE (compile_commands.json): a host entry
+                          and one entry per device compile, so clang-tidy and
+                          clangd see device code (also $OFFCC_COMPILE_COMMANDS)
   @FILE                   Read arguments from FILE; command lines too long
                           for the system reach clang and the tools in
                           response files

@@ -11,7 +11,17 @@ import (
 	"testing"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/llvmtest"
 )
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
 
 // dbEntry is one compile_commands.json entry.
 type dbEntry struct {
@@ -100,8 +110,8 @@ int main(void) {
 			t.Errorf("entry %+v: want directory %s, file dev.c, output dev.o", e, dir)
 		}
 	}
-	if got := entries[0].Arguments[1:]; !slices.Equal(got, args(flags, "-c", "dev.c", "-o", "dev.o", "-MD")) {
-		t.Errorf("host entry %q, want the command line without offcc's own option", got)
+	if got := entries[0].Arguments[1:]; !slices.Equal(got, args(flags, "-c", "dev.c", "-o", "dev.o", "-MD", "--offload-host-only")) {
+		t.Errorf("host entry %q, want the command line without offcc's own option, host only", got)
 	}
 	var seen []string
 	for _, e := range entries[1:] {
@@ -126,6 +136,32 @@ int main(void) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("device entries cover %v, clang compiles for %v", seen, want)
 	}
+
+	// A libTooling tool (clang-check, clang-tidy) runs a file once per
+	// entry, so with these entries it checks the host compile and each
+	// device compile. The command line alone, which is what CMake records,
+	// shows it the first device's compile only.
+	checker := llvmtest.Tool(t, "clang-check")
+	code := mustRead(t, src)
+	os.WriteFile(src, append([]byte(`#if defined(__gfx1030__)
+#error "checked for gfx1030"
+#elif defined(__gfx90a__)
+#error "checked for gfx90a"
+#elif !defined(__AMDGCN__)
+#error "checked for the host"
+#endif
+`), code...), 0o644)
+	r := cmdSpec{dir: dir, name: checker, args: args("-p", dir, "dev.c")}.run(t)
+	for _, what := range []string{"the host", "gfx90a", "gfx1030"} {
+		if !strings.Contains(r.stderr, "checked for "+what) {
+			t.Errorf("clang-check with the database did not check the compile for %s:\n%s", what, r)
+		}
+	}
+	r = cmdSpec{dir: dir, name: checker, args: args("dev.c", "--", flags, "-c", "dev.c")}.run(t)
+	if n := strings.Count(r.stderr, "error: \"checked for "); n != 1 || strings.Contains(r.stderr, "checked for the host") {
+		t.Errorf("the command line alone: %d compiles checked, want the first device's only:\n%s", n, r)
+	}
+	os.WriteFile(src, code, 0o644)
 
 	// Compiling again replaces the entries instead of adding more; a plain
 	// compile adds its one entry; an entry for a deleted file goes.
