@@ -19,6 +19,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/atomicfile"
+	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -135,6 +136,18 @@ func (inv *Invocation) clangAction(clang string, opts *Options, kind actions.Off
 	return a
 }
 
+// withColor returns args with -fcolor-diagnostics in front when offcc's
+// stderr is a terminal clang would colour: clang decides that from its own
+// stderr, which for offcc's "clang -###" and for collected compile output
+// is a pipe. A colour option of the user's comes later and wins.
+func (inv *Invocation) withColor(args []string) []string {
+	f, ok := inv.Stderr.(*os.File)
+	if !ok || !term.IsTerminal(f) || !term.HasColors(inv.getenv) {
+		return args
+	}
+	return append([]string{"-fcolor-diagnostics"}, args...)
+}
+
 // tempRoot is the directory temporary files go in: $TMPDIR, else /tmp.
 func (inv *Invocation) tempRoot() string {
 	if d := inv.getenv("TMPDIR"); d != "" {
@@ -159,7 +172,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	if !dryRun {
 		cache = newPlanCache(inv.getenv)
 	}
-	header, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, cache)
+	header, jobs, err := clangJobs(ctx, inv, llvm.Clang(), inv.withColor(opts.ClangArgs), tempDir, cache)
 	var ce *ClangError
 	if errors.As(err, &ce) {
 		if ce.Messages != "" {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -53,5 +54,40 @@ func TestProgressLineOnTerminal(t *testing.T) {
 				t.Errorf("status line not erased at the end: %q", out[max(0, len(out)-80):])
 			}
 		})
+	}
+}
+
+// TestColorDiagnosticsOnTerminal: on a terminal, offcc's offload compiles
+// colour their diagnostics as clang's do (their output is collected, so
+// they do not see the terminal themselves); not with -fno-color-diagnostics,
+// not with TERM=dumb, not on a pipe.
+func TestColorDiagnosticsOnTerminal(t *testing.T) {
+	t.Parallel()
+	c := getCompiler(t)
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script (util-linux) not installed")
+	}
+	dir := t.TempDir()
+	_, tmp := tmpEnv(t)
+	src := filepath.Join(dir, "err.c")
+	os.WriteFile(src, []byte("int main(void) {\n#pragma omp target\n  { return undeclared; }\n}\n"), 0o644)
+	cmd := shellJoin(args(c.cc, openmpHost, "-c", src, "-o", filepath.Join(dir, "err.o")))
+	for _, tc := range []struct {
+		name, shell, term string
+		want              bool
+	}{
+		{"terminal", cmd, "xterm-256color", true},
+		{"no colour asked", cmd + " -fno-color-diagnostics", "xterm-256color", false},
+		{"dumb terminal", cmd, "dumb", false},
+		{"pipe", cmd + " 2>&1 | cat", "xterm-256color", false},
+	} {
+		r := cmdSpec{dir: dir, env: []string{tmp, "TERM=" + tc.term}, name: script, args: args("-qec", tc.shell, "/dev/null")}.run(t)
+		if !strings.Contains(r.stdout, "undeclared identifier") {
+			t.Fatalf("%s: no diagnostic:\n%s", tc.name, r)
+		}
+		if colored := strings.Contains(r.stdout, "\x1b[0;1;31merror: "); colored != tc.want {
+			t.Errorf("%s: coloured = %v, want %v:\n%q", tc.name, colored, tc.want, r.stdout)
+		}
 	}
 }

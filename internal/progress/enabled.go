@@ -3,6 +3,8 @@ package progress
 import (
 	"os"
 	"strings"
+
+	"github.com/offcc/offcc/internal/term"
 )
 
 // Enabled reports whether a status line should be drawn on f: only when f
@@ -22,7 +24,7 @@ func Enabled(f *os.File, env func(string) string) bool {
 	case "1":
 		return true
 	}
-	if f == nil || !isTerminal(f) || env("TERM") == "dumb" {
+	if f == nil || !term.IsTerminal(f) || env("TERM") == "dumb" {
 		return false
 	}
 	return !outputSync(env("MAKEFLAGS"))

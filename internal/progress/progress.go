@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/offcc/offcc/internal/term"
 )
 
 // Default values for the zero fields of Options.
@@ -253,7 +255,7 @@ func (s *Status) columns() int {
 		return s.width
 	}
 	if s.tty != nil {
-		if c := termWidth(s.tty); c > 0 {
+		if c := term.Width(s.tty); c > 0 {
 			return c
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
 
-package progress
+package term
 
 import (
 	"os"
@@ -25,14 +25,14 @@ func ioctl(f *os.File, req uintptr, arg unsafe.Pointer) bool {
 	return err == nil && errno == 0
 }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
 	var t syscall.Termios
 	return ioctl(f, ioctlGetTermios, unsafe.Pointer(&t))
 }
 
-// termWidth returns the number of columns of the terminal f, or 0.
-func termWidth(f *os.File) int {
+// Width returns the number of columns of the terminal f, or 0.
+func Width(f *os.File) int {
 	var ws struct{ row, col, xpixel, ypixel uint16 }
 	if !ioctl(f, syscall.TIOCGWINSZ, unsafe.Pointer(&ws)) {
 		return 0
