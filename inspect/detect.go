@@ -9,6 +9,7 @@ import (
 
 	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/bundler/ccob"
+	"github.com/offcc/offcc/nvfatbin"
 	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/poclbin"
@@ -59,6 +60,8 @@ func (w *walker) one(data []byte, depth int) (*Node, int, error) {
 		n, used, err = w.compressed(data, depth)
 	case bundler.IsBinaryBundle(data):
 		n, used, err = w.binaryBundle(data, depth)
+	case nvfatbin.IsFatBinary(data):
+		n, used, err = w.fatbin(data, depth)
 	case objfile.IsELF(data):
 		n, err = w.elf(data, depth)
 	case objfile.IsArchive(data):
@@ -183,7 +186,7 @@ func (w *walker) compressed(data []byte, depth int) (*Node, int, error) {
 		"uncompressed-size": strconv.FormatUint(h.UncompressedSize, 10),
 		"hash":              fmt.Sprintf("%016x", h.Hash),
 	}
-	inner := &walker{base: out}
+	inner := &walker{base: out, inflate: w.inflate}
 	kids, err := inner.all(out, depth+1)
 	if err != nil {
 		return nil, 0, wrap(err, "compressed bundle at offset %#x: decompressed data", at)
@@ -259,10 +262,16 @@ func (w *walker) elf(data []byte, depth int) (*Node, error) {
 	}
 	for _, s := range secs {
 		switch {
-		case s.Type == objfile.SHTLLVMOffloading, s.Name == ".hip_fatbin", s.Name == ".nv_fatbin":
+		case s.Type == objfile.SHTLLVMOffloading, s.Name == ".hip_fatbin", s.Name == ".nv_fatbin", s.Name == "__nv_relfatbin":
 			c := w.node("section", s.Data)
 			c.Name = s.Name
 			if err := w.children(c, s.Data, depth); err != nil {
+				return nil, wrap(err, "section %s", s.Name)
+			}
+			n.Children = append(n.Children, c)
+		case s.Name == ".nvFatBinSegment":
+			c, err := w.fatbinWrappers(s)
+			if err != nil {
 				return nil, wrap(err, "section %s", s.Name)
 			}
 			n.Children = append(n.Children, c)
@@ -278,6 +287,129 @@ func (w *walker) elf(data []byte, depth int) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// fatbin describes the NVIDIA fat binary at the start of data (nvcc's
+// .fatbin, the contents of .nv_fatbin and __nv_relfatbin) with a node per
+// entry, and returns how many bytes it covers.
+func (w *walker) fatbin(data []byte, depth int) (*Node, int, error) {
+	f, err := nvfatbin.Parse(data)
+	if err != nil {
+		// Report offsets in the file, not in data.
+		if fe, ok := err.(*nvfatbin.Error); ok {
+			base := w.offset(data)
+			fe.Offset += base
+			if fe.Entry >= 0 {
+				fe.EntryOffset += base
+			}
+		}
+		return nil, 0, err
+	}
+	size := int(f.Size()) // at most len(data)
+	n := w.node("nv-fatbin", data[:size])
+	n.Version = uint32(f.Version)
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		c, err := w.fatbinEntry(n, e, depth)
+		if err != nil {
+			return nil, 0, wrap(err, "NVIDIA fat binary at offset %#x: entry %d (%s %s) at offset %#x", n.Offset, i, e.Kind, e.Arch(), n.Offset+e.Offset)
+		}
+		n.Children = append(n.Children, c)
+	}
+	return n, size, nil
+}
+
+// fatbinEntry describes one fat binary entry: what the header says, and
+// under it the payload, decompressed when it is LZ4-compressed (offsets
+// below are then in the decompressed data). ZSTD and legacy-compressed
+// payloads are not decoded.
+func (w *walker) fatbinEntry(fb *Node, e *nvfatbin.Entry, depth int) (*Node, error) {
+	c := w.node("nv-fatbin-entry", e.Data)
+	if len(e.Data) == 0 {
+		c.Offset = fb.Offset + e.PayloadOffset() // e's offsets count from the fat binary's start
+	}
+	c.Format = e.Kind.String()
+	c.Arch = e.Arch()
+	switch {
+	case e.Flags&nvfatbin.FlagCUDA != 0:
+		c.Producer = "cuda"
+	case e.Flags&nvfatbin.FlagOpenCL != 0:
+		c.Producer = "opencl"
+	}
+	c.Keys = map[string]string{
+		"code-version": fmt.Sprintf("%d.%d", e.CodeMajor, e.CodeMinor),
+		"flags":        fmt.Sprintf("%#x", uint64(e.Flags)),
+	}
+	if e.Identifier != "" {
+		c.Keys["identifier"] = e.Identifier
+	}
+	if e.Options != "" {
+		c.Keys["ptxas-options"] = e.Options
+	}
+	if e.Flags&nvfatbin.FlagDebug != 0 {
+		c.Keys["debug"] = "true"
+	}
+	comp := e.Compression()
+	inner, payload := w, e.Data
+	switch comp {
+	case nvfatbin.CompressionNone:
+	case nvfatbin.CompressionLZ4:
+		// Decompressed entries may hold more, so a crafted file could
+		// nest its way to an exponential size: a walk decodes at most
+		// inflateBudget bytes in all.
+		if e.UncompressedSize > *w.inflate {
+			return nil, fmt.Errorf("LZ4 payload of %d bytes exceeds the %d bytes left to decompress from this file (64 times its size, at least 256 MiB)",
+				e.UncompressedSize, *w.inflate)
+		}
+		*w.inflate -= e.UncompressedSize
+		out, err := e.Decompress()
+		if err != nil {
+			return nil, err
+		}
+		inner, payload = &walker{base: out, inflate: w.inflate}, out
+	}
+	if comp != nvfatbin.CompressionNone {
+		c.Keys["compression"] = comp.String()
+		c.Keys["compressed-size"] = strconv.FormatUint(uint64(e.CompressedSize), 10)
+		c.Keys["uncompressed-size"] = strconv.FormatUint(e.UncompressedSize, 10)
+		if comp != nvfatbin.CompressionLZ4 {
+			return c, nil
+		}
+	}
+	if len(payload) == 0 {
+		return c, nil
+	}
+	if e.Kind == nvfatbin.KindPTX {
+		// The header says PTX; the text may lack what isPTX looks for.
+		c.Children = []*Node{inner.node("ptx", payload)}
+		return c, nil
+	}
+	if err := inner.children(c, payload, depth); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// fatbinWrappers describes a .nvFatBinSegment section: the
+// __fatBinC_Wrapper_t records the CUDA runtime registers, one per fat
+// binary. objfile reads ELF64 little-endian files only, so pointers are 8
+// bytes.
+func (w *walker) fatbinWrappers(s objfile.Section) (*Node, error) {
+	c := w.node("section", s.Data)
+	c.Name = s.Name
+	ws, err := nvfatbin.ParseWrappers(s.Data, binary.LittleEndian, 8)
+	if err != nil {
+		return nil, err
+	}
+	for i, fw := range ws {
+		k := w.node("nv-fatbin-wrapper", s.Data[i*24:(i+1)*24])
+		k.Version = fw.Version
+		if fw.Data != 0 {
+			k.Keys = map[string]string{"data": fmt.Sprintf("%#x", fw.Data)}
+		}
+		c.Children = append(c.Children, k)
+	}
+	return c, nil
 }
 
 // bundleSectionPrefix starts the name of each section of an object bundle.

@@ -1,7 +1,8 @@
 // Package inspect identifies the offload containers in a file (ELF objects
 // and their offload sections, ar archives, offload binaries, clang offload
-// bundles in binary, text and compressed form, SYCLBIN and poclbin files),
-// nested in any combination, and describes them as a tree of Nodes.
+// bundles in binary, text and compressed form, NVIDIA fat binaries,
+// SYCLBIN and poclbin files), nested in any combination, and describes
+// them as a tree of Nodes.
 package inspect
 
 import (
@@ -13,14 +14,16 @@ import (
 type Node struct {
 	// Kind names what the bytes are: "elf", "section", "archive",
 	// "offload-binary", "image", "bundle", "bundle-entry",
-	// "compressed-bundle", "syclbin", "syclbin-module", "syclbin-ir",
+	// "compressed-bundle", "nv-fatbin", "nv-fatbin-entry",
+	// "nv-fatbin-wrapper", "syclbin", "syclbin-module", "syclbin-ir",
 	// "syclbin-native", "pocl-program", "pocl-kernel", "poclbin-archive",
 	// "file-entry", "bitcode", "spirv", "ptx" or "data".
 	Kind string `json:"kind"`
 	// Name is the file, archive member, section, bundle ID or entry path.
 	Name string `json:"name,omitempty"`
 	// Offset is where the node starts in the file, or in the decompressed
-	// data for nodes under a compressed bundle.
+	// data for nodes under a compressed bundle or under an LZ4-compressed
+	// fat binary entry.
 	Offset uint64 `json:"offset"`
 	// Size is the node's length in bytes.
 	Size uint64 `json:"size"`
@@ -28,14 +31,19 @@ type Node struct {
 	Version uint32 `json:"version,omitempty"`
 	// Format qualifies Kind: the ELF type and machine, an offload image's
 	// kind ("elf", "llvm ir", ...), a bundle's form ("binary", "text //"),
-	// a compression method.
+	// a compression method, a fat binary entry's kind ("PTX", "ELF").
 	Format string `json:"format,omitempty"`
-	// Producer is the offload kind: "openmp", "hip", "sycl", ...
+	// Producer is the offload kind: "openmp", "hip", "sycl", ... ("cuda"
+	// or "opencl" for fat binary entries whose flags say so).
 	Producer string `json:"producer,omitempty"`
 	// Triple and Arch name the target of device code.
 	Triple string `json:"triple,omitempty"`
 	Arch   string `json:"arch,omitempty"`
-	// Keys holds further metadata (string entries, header fields).
+	// Keys holds further metadata (string entries, header fields). A fat
+	// binary entry has "code-version" (the PTX ISA version of PTX, the
+	// cubin version of ELF), "flags" and, where they apply, "compression"
+	// ("lz4", "zstd", "legacy"), "compressed-size", "uncompressed-size",
+	// "identifier", "ptxas-options" and "debug".
 	Keys map[string]string `json:"keys,omitempty"`
 	// Error is set, on a root node of kind "error" only, when the file
 	// could not be read or parsed (Main's JSON output).
@@ -52,7 +60,8 @@ const MaxDepth = 32
 // node is named name. Malformed input anywhere in the tree gives an error
 // that names the path to it, the structure and its offset.
 func Inspect(name string, data []byte) (*Node, error) {
-	w := &walker{base: data}
+	budget := inflateBudget(len(data))
+	w := &walker{base: data, inflate: &budget}
 	nodes, err := w.all(data, 0)
 	if err != nil {
 		return nil, err
@@ -69,7 +78,16 @@ func Inspect(name string, data []byte) (*Node, error) {
 // measured in: the file, or the output of a decompression.
 type walker struct {
 	base []byte
+	// inflate is what LZ4-compressed fat binary entries may still
+	// decompress to in this walk (see inflateBudget), shared by the
+	// walkers of one Inspect call.
+	inflate *uint64
 }
+
+// inflateBudget is how many bytes the LZ4-compressed fat binary entries of
+// an n-byte file may decompress to in all: 64 times the file size, at
+// least 256 MiB. Real fat binaries compress PTX a few times over.
+func inflateBudget(n int) uint64 { return max(256<<20, 64*uint64(n)) }
 
 // offset returns where b starts in w.base (0 when b is not inside it).
 func (w *walker) offset(b []byte) uint64 {

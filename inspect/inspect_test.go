@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/internal/llvmtest"
+	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/poclbin"
 	"github.com/offcc/offcc/syclbin"
@@ -251,6 +254,14 @@ func FuzzInspect(f *testing.F) {
 	f.Add([]byte("__CLANG_OFFLOAD_BUNDLE__\x01\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\n// __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu-\nx\n// __CLANG_OFFLOAD_BUNDLE____END__ host-x86_64-unknown-linux-gnu-\n"))
 	f.Add([]byte("CCOB\x03\x00\x01\x00"))
+	// NVIDIA fat binaries: one nvcc wrote (a cubin, LZ4-compressed PTX),
+	// two back to back with padding, and stored PTX, ZSTD and unknown-kind
+	// entries.
+	real := realFatbin(f)
+	f.Add(real)
+	f.Add(append(append(append([]byte{}, real...), 0, 0, 0, 0, 0, 0, 0, 0), real...))
+	f.Add(nvFatbin(nvEntry(1, 90, 0x11, []byte(".version 8.0\n.target sm_90\n"), 0),
+		nvEntry(2, 100, 0x8011, []byte{0x28, 0xb5, 0x2f, 0xfd}, 99), nvEntry(0x40, 120, 0, []byte{1}, 0)))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		n, err := Inspect("in", in)
 		if err != nil {
@@ -316,5 +327,288 @@ func TestSYCLBINAndPocl(t *testing.T) {
 	}
 	if p.Kind != "poclbin-archive" || len(p.Children) != 2 || p.Children[0].Name != "k/program.bc" || p.Children[0].Children[0].Kind != "bitcode" {
 		t.Errorf("poclbin archive: %+v", p)
+	}
+}
+
+// nvEntry writes one NVIDIA fat binary entry in the layout nvfatbin reads:
+// a 64-byte header, then the payload padded to 8 bytes. A compressed entry
+// (flags 0x2000 or 0x8000) gets its compressed and uncompressed sizes.
+func nvEntry(kind uint16, arch uint32, flags uint64, payload []byte, uncompressed uint64) []byte {
+	le := binary.LittleEndian
+	h := make([]byte, 64)
+	stored := (len(payload) + 7) &^ 7
+	le.PutUint16(h[0:], kind)
+	le.PutUint16(h[2:], 0x0101)
+	le.PutUint32(h[4:], 64)
+	le.PutUint64(h[8:], uint64(stored))
+	if flags&0xa000 != 0 {
+		le.PutUint32(h[16:], uint32(len(payload)))
+		le.PutUint64(h[56:], uncompressed)
+	}
+	le.PutUint32(h[24:], 0x00010007) // code version 1.7
+	le.PutUint32(h[28:], arch)
+	le.PutUint64(h[40:], flags)
+	h = append(h, payload...)
+	return append(h, make([]byte, stored-len(payload))...)
+}
+
+// nvFatbin writes a fat binary holding the entries.
+func nvFatbin(entries ...[]byte) []byte {
+	body := bytes.Join(entries, nil)
+	h := make([]byte, 16)
+	binary.LittleEndian.PutUint32(h, 0xBA55ED50)
+	binary.LittleEndian.PutUint16(h[4:], 1)
+	binary.LittleEndian.PutUint16(h[6:], 16)
+	binary.LittleEndian.PutUint64(h[8:], uint64(len(body)))
+	return append(h, body...)
+}
+
+// realFatbin is a fat binary nvcc wrote (see nvfatbin/testdata/README.md):
+// an sm_30 cubin and LZ4-compressed sm_30 PTX.
+func realFatbin(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../nvfatbin/testdata/paddle-compilerid.fatbin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkRealFatbin checks the nodes of realFatbin at offset at.
+func checkRealFatbin(t *testing.T, fb *Node, at uint64) {
+	t.Helper()
+	if fb.Kind != "nv-fatbin" || fb.Version != 1 || fb.Offset != at || fb.Size != 824 || len(fb.Children) != 2 {
+		t.Fatalf("fat binary: %+v", fb)
+	}
+	cubin, ptx := fb.Children[0], fb.Children[1]
+	if cubin.Kind != "nv-fatbin-entry" || cubin.Format != "ELF" || cubin.Arch != "sm_30" || cubin.Offset != at+0x50 || cubin.Size != 616 ||
+		cubin.Keys["code-version"] != "1.7" || cubin.Keys["flags"] != "0x11" || cubin.Keys["compression"] != "" ||
+		len(cubin.Children) != 1 || cubin.Children[0].Kind != "elf" || !strings.Contains(cubin.Children[0].Format, "nvptx") {
+		t.Errorf("cubin entry: %+v", cubin)
+	}
+	if ptx.Format != "PTX" || ptx.Arch != "sm_30" || ptx.Offset != at+0x300 || ptx.Size != 54 ||
+		ptx.Keys["code-version"] != "6.5" || ptx.Keys["compression"] != "lz4" || ptx.Keys["compressed-size"] != "54" ||
+		ptx.Keys["uncompressed-size"] != "56" || len(ptx.Children) != 1 || ptx.Children[0].Kind != "ptx" ||
+		ptx.Children[0].Offset != 0 || ptx.Children[0].Size != 56 {
+		t.Errorf("PTX entry: %+v, children %+v", ptx, ptx.Children)
+	}
+}
+
+// TestNVFatBinary describes NVIDIA fat binaries as files: one nvcc wrote,
+// and one with a stored PTX entry, two cubins, a ZSTD-compressed entry and
+// an entry of a kind nvfatbin does not know.
+func TestNVFatBinary(t *testing.T) {
+	real := realFatbin(t)
+	n, err := Inspect("k.fatbin", real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRealFatbin(t, n, 0)
+
+	cubin := real[0x50 : 0x50+616]
+	ptx := []byte(".version 8.0\n.target sm_90\n.address_size 64\n")
+	data := nvFatbin(
+		nvEntry(1, 90, 0x11, ptx, 0),
+		nvEntry(2, 30, 0x11, cubin, 0),
+		nvEntry(2, 30, 0x13, cubin, 0),
+		nvEntry(2, 100, 0x8011, []byte{0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3}, 5000),
+		nvEntry(0x10, 120, 0x11, []byte("opaque"), 0),
+	)
+	n, err = Inspect("multi.fatbin", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := find(n, "nv-fatbin-entry")
+	if n.Kind != "nv-fatbin" || n.Size != uint64(len(data)) || len(es) != 5 {
+		t.Fatalf("multi.fatbin: %+v", n)
+	}
+	// Every entry's offset and size locate its stored payload.
+	for i, e := range es {
+		if e.Offset+e.Size > uint64(len(data)) {
+			t.Fatalf("entry %d outside the file: %+v", i, e)
+		}
+	}
+	if p := es[0]; p.Format != "PTX" || p.Arch != "sm_90" || !bytes.HasPrefix(data[p.Offset:p.Offset+p.Size], ptx) ||
+		len(p.Children) != 1 || p.Children[0].Kind != "ptx" || p.Children[0].Offset != p.Offset {
+		t.Errorf("PTX entry: %+v", p)
+	}
+	if c := es[2]; c.Keys["debug"] != "true" || !bytes.Equal(data[c.Offset:c.Offset+c.Size], cubin) || c.Children[0].Kind != "elf" {
+		t.Errorf("debug cubin entry: %+v", c)
+	}
+	if z := es[3]; z.Keys["compression"] != "zstd" || z.Keys["uncompressed-size"] != "5000" || z.Keys["compressed-size"] != "7" || z.Size != 7 || len(z.Children) != 0 {
+		t.Errorf("zstd entry: %+v", z)
+	}
+	if u := es[4]; u.Format != "kind 0x10" || u.Arch != "sm_120" || len(u.Children) != 1 || u.Children[0].Kind != "data" {
+		t.Errorf("unknown kind entry: %+v", u)
+	}
+
+	// Nested: a fat binary as an offload binary's image (IMG_Fatbinary)
+	// and as a clang-offload-bundler entry.
+	blob := packager.Marshal([]packager.Image{{Kind: packager.ImageFatbinary, Offload: packager.OffloadCUDA,
+		Strings: []packager.KeyValue{{Key: "triple", Value: "nvptx64-nvidia-cuda"}, {Key: "arch", Value: "sm_30"}}, Data: real}})
+	n, err = Inspect("fatbin.offload", blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := find(n, "image")
+	if len(im) != 1 || im[0].Format != "fatbinary" || len(im[0].Children) != 1 {
+		t.Fatalf("offload binary: %+v", n)
+	}
+	checkRealFatbin(t, im[0].Children[0], im[0].Offset)
+	var bundle bytes.Buffer
+	if err := bundler.WriteBinary(&bundle, []string{"host-x86_64-unknown-linux-gnu-", "openmp-nvptx64-nvidia-cuda--sm_30"}, [][]byte{nil, real}, 8); err != nil {
+		t.Fatal(err)
+	}
+	n, err = Inspect("fatbin.bundle", bundle.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := find(n, "bundle-entry")
+	if len(be) != 2 || be[1].Arch != "sm_30" || len(be[1].Children) != 1 {
+		t.Fatalf("bundle: %+v", n)
+	}
+	checkRealFatbin(t, be[1].Children[0], be[1].Offset)
+
+	var so, se bytes.Buffer
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k.fatbin"), real, 0o644)
+	if rc := Main("offcc", []string{filepath.Join(dir, "k.fatbin")}, &so, &se); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, se.String())
+	}
+	for _, want := range []string{
+		"k.fatbin: NVIDIA fat binary v1 (824 bytes at 0x0)",
+		"├─ fatbin entry ELF, arch sm_30, code-version=1.7, flags=0x11 (616 bytes at 0x50)",
+		"│  └─ ELF64 executable nvptx (cuda) (616 bytes at 0x50)",
+		"└─ fatbin entry PTX, arch sm_30, code-version=6.5, compressed-size=54, compression=lz4, flags=0x2011, uncompressed-size=56 (54 bytes at 0x300)",
+		"   └─ PTX (56 bytes at 0x0)",
+	} {
+		if !strings.Contains(so.String(), want+"\n") {
+			t.Errorf("tree lacks %q:\n%s", want, so.String())
+		}
+	}
+}
+
+// TestNVFatBinaryInObjects embeds the nvcc-written fat binary the ways
+// clang does (-fcuda-include-gpubinary: .nv_fatbin, or __nv_relfatbin
+// with -fgpu-rdc, and a .nvFatBinSegment wrapper), links two such objects
+// so that .nv_fatbin holds two fat binaries, and adds a .nv_fatbin
+// section with zero padding between two fat binaries to a plain object.
+func TestNVFatBinaryInObjects(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	lld := llvmtest.Tool(t, "ld.lld")
+	dir := t.TempDir()
+	real := realFatbin(t)
+	os.WriteFile(filepath.Join(dir, "k.fatbin"), real, 0o644)
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte("#define __global__ __attribute__((global))\nextern \"C\" __global__ void K(int *p) {}\n"), 0o644)
+	cuda := []string{"-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_30", "-fPIC", "-Xclang", "-fcuda-include-gpubinary", "-Xclang", "k.fatbin", "-c", "k.cu"}
+	run(t, dir, clang, append(cuda, "-DK=k1", "-o", "host.o")...)
+	run(t, dir, clang, append(cuda, "-DK=k2", "-o", "host2.o")...)
+	run(t, dir, clang, append(cuda, "-fgpu-rdc", "--no-offload-new-driver", "-o", "rdc.o")...)
+	run(t, dir, lld, "-shared", "host.o", "host2.o", "-o", "libk.so")
+
+	sections := func(n *Node) map[string]*Node {
+		m := map[string]*Node{}
+		for _, c := range n.Children {
+			if c.Kind == "section" {
+				m[c.Name] = c
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct{ file, section string }{{"host.o", ".nv_fatbin"}, {"rdc.o", "__nv_relfatbin"}} {
+		n := inspectPath(t, filepath.Join(dir, tc.file))
+		secs := sections(n)
+		fb, seg := secs[tc.section], secs[".nvFatBinSegment"]
+		if fb == nil || len(fb.Children) != 1 || seg == nil || len(seg.Children) != 1 {
+			t.Fatalf("%s: %+v", tc.file, n.Children)
+		}
+		checkRealFatbin(t, fb.Children[0], fb.Offset)
+		if w := seg.Children[0]; w.Kind != "nv-fatbin-wrapper" || w.Version != 1 || w.Size != 24 {
+			t.Errorf("%s wrapper: %+v", tc.file, w)
+		}
+	}
+
+	so := inspectPath(t, filepath.Join(dir, "libk.so"))
+	secs := sections(so)
+	if fb := secs[".nv_fatbin"]; fb == nil || len(fb.Children) != 2 || len(secs[".nvFatBinSegment"].Children) != 2 {
+		t.Fatalf("libk.so: %+v", so.Children)
+	} else {
+		checkRealFatbin(t, fb.Children[0], fb.Offset)
+		checkRealFatbin(t, fb.Children[1], fb.Children[0].Offset+fb.Children[0].Size)
+	}
+
+	// objfile.AddSection: two fat binaries with zero padding between them
+	// in the .nv_fatbin of a plain host object.
+	os.WriteFile(filepath.Join(dir, "plain.c"), []byte("int plain(void) { return 0; }\n"), 0o644)
+	run(t, dir, clang, "-c", "plain.c", "-o", "plain.o")
+	plain, err := os.ReadFile(filepath.Join(dir, "plain.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := append(append(append([]byte{}, real...), make([]byte, 8)...), real...)
+	obj, err := objfile.AddSection(plain, objfile.NewSection{Name: ".nv_fatbin", Type: 1, Flags: 2, Align: 8, Data: sec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Inspect("added.o", obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := sections(n)[".nv_fatbin"]
+	if fb == nil || len(fb.Children) != 2 {
+		t.Fatalf("added.o: %+v", n.Children)
+	}
+	checkRealFatbin(t, fb.Children[0], fb.Offset)
+	checkRealFatbin(t, fb.Children[1], fb.Offset+824+8)
+	data := obj[fb.Children[1].Children[0].Offset:]
+	if !bytes.HasPrefix(data, []byte("\x7fELF")) {
+		t.Error("second fat binary's cubin offset does not point at its ELF")
+	}
+
+	// A .nvFatBinSegment record without the wrapper magic is an error.
+	bad, err := objfile.AddSection(plain, objfile.NewSection{Name: ".nvFatBinSegment", Type: 1, Flags: 3, Align: 8, Data: make([]byte, 24)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Inspect("bad.o", bad); err == nil || !strings.Contains(err.Error(), "section .nvFatBinSegment: fat binary wrapper at offset 0x0: magic 0x0 is not 0x466243b1") {
+		t.Errorf("bad wrapper: %v", err)
+	}
+}
+
+// TestNVFatBinaryErrors checks that damaged fat binaries give one-line
+// errors that say where: a fat size past the end of the data, an entry
+// whose payload runs past the fat binary, a corrupt LZ4 stream, an LZ4
+// size past the decompression budget, a truncated fat binary in an
+// offload binary. (TestNVFatBinaryInObjects checks a bad wrapper.)
+func TestNVFatBinaryErrors(t *testing.T) {
+	real := realFatbin(t)
+	le := binary.LittleEndian
+	mod := func(f func(b []byte)) []byte {
+		b := append([]byte{}, real...)
+		f(b)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"truncated", real[:800], []string{"NVIDIA fat binary at offset 0x0: fat size 0x328 runs past the end"}},
+		{"payload past end", mod(func(b []byte) { le.PutUint64(b[0x2c0:], 1<<32) }), []string{"entry 1 at offset 0x2b8: payload size 0x100000000 runs past the end"}},
+		{"corrupt lz4", mod(func(b []byte) { b[0x302] = 9 }), []string{"NVIDIA fat binary at offset 0x0: entry 1 (PTX sm_30) at offset 0x2b8", "lz4: match offset 9"}},
+		{"decompression budget", nvFatbin(nvEntry(1, 70, 0x2011, []byte{0}, 1<<30)), []string{"entry 0 (PTX sm_70) at offset 0x10", "LZ4 payload of 1073741824 bytes exceeds the 268435456 bytes left to decompress"}},
+		{"nested", append(make([]byte, 0), packager.Marshal([]packager.Image{{Kind: packager.ImageFatbinary, Data: real[:100]}})...), []string{"offload binary at offset 0x0: image 0", "NVIDIA fat binary at offset 0x50: fat size 0x328 runs past the end"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Inspect("bad", tc.data)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -16,11 +16,13 @@ const usageText = `OVERVIEW: describe the offload containers in files
 USAGE: %[1]s inspect [--json] FILE...
 
 Recognises ELF objects, executables and shared objects (sections
-.llvm.offloading, __CLANG_OFFLOAD_BUNDLE__*, .hip_fatbin, .nv_fatbin),
-static archives, offload binaries (versions 1 and 2), clang offload
-bundles (binary, text, compressed), SYCLBIN and poclbin files, nested in
-any combination, and prints a tree: kind, target triple and arch,
-producer, size, offset and metadata keys. "-" reads standard input.
+.llvm.offloading, __CLANG_OFFLOAD_BUNDLE__*, .hip_fatbin, .nv_fatbin,
+__nv_relfatbin, .nvFatBinSegment), static archives, offload binaries
+(versions 1 and 2), clang offload bundles (binary, text, compressed),
+NVIDIA fat binaries (PTX and cubin entries; LZ4-compressed ones are
+decoded, ZSTD ones are shown with their sizes), SYCLBIN and poclbin files,
+nested in any combination, and prints a tree: kind, target triple and
+arch, producer, size, offset and metadata keys. "-" reads standard input.
 
 OPTIONS:
   --json       print one JSON array with a tree per file
