@@ -136,6 +136,24 @@ func (inv *Invocation) clangAction(clang string, opts *Options, kind actions.Off
 	return a
 }
 
+// cuidOf returns the function that gives a CUDA or HIP source the compile
+// unit ID clang's build of the user's command line uses (see clangCUID).
+// clang hashes the arguments its driver sees: "--driver-mode=g++" first
+// when called as a "++" name, and those of a configuration file, which
+// clangCUID cannot know, so with one it gives up.
+func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) string {
+	for _, h := range header {
+		if strings.HasPrefix(h, "Configuration file:") {
+			return nil
+		}
+	}
+	args := opts.ClangArgs
+	if strings.HasSuffix(inv.prog(), "++") {
+		args = append([]string{"--driver-mode=g++"}, args...)
+	}
+	return func(input string) string { return clangCUID(input, args) }
+}
+
 // withColor returns args with -fcolor-diagnostics in front when offcc's
 // stderr is a terminal clang would colour: clang decides that from its own
 // stderr, which for offcc's "clang -###" and for collected compile output
@@ -193,6 +211,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	if opts.LLVMDir != "" {
 		env.linkPrefix = []string{"--llvm-dir=" + opts.LLVMDir}
 	}
+	env.cuid = inv.cuidOf(opts, header)
 	plan, err := newPlanner(env, kind).build(jobs)
 	var ue *UnrecognizedError
 	if errors.As(err, &ue) {

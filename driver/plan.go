@@ -76,6 +76,7 @@ type offloadBuilder interface {
 // builders are the offload builders by the model they plan.
 var builders = map[actions.OffloadKind]offloadBuilder{
 	actions.OpenMP: openmpBuilder{},
+	actions.HIP:    hipBuilder{},
 }
 
 // planner builds a Plan from clang's jobs. It binds every file a job reads
@@ -103,6 +104,10 @@ type planEnv struct {
 	steps *steps
 	// userInputs are the input files named on the command line.
 	userInputs map[string]bool
+	// cuid returns the compile unit ID clang gives a CUDA or HIP source
+	// when it runs the user's command line, or "" when offcc cannot tell:
+	// clang's "-###" hashes into it an argument the build does not have.
+	cuid func(input string) string
 }
 
 func newPlanner(env *planEnv, offload actions.OffloadKind) *planner {

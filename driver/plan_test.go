@@ -312,3 +312,57 @@ func TestClangJobsCache(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanHIPEdges plans clang's jobs for a HIP compile without -fgpu-rdc:
+// per arch a device compile and its lld link, the in-process bundle of
+// their images, and the host compile that embeds it; each compile carries
+// the compile unit ID clang's own build uses, not the -### one.
+func TestPlanHIPEdges(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "k.hip")
+	if err := os.WriteFile(src, []byte(cuidKernel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-x", "hip", "--offload-arch=gfx906,gfx90a", "-nogpuinc", "-nogpulib", "-c", src, "-o", filepath.Join(dir, "k.o")}
+	tempDir := t.TempDir()
+	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
+	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil)
+	if err != nil {
+		t.Fatalf("clang -###: %v", err)
+	}
+	want := clangCUID(src, args)
+	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang},
+		cuid: func(string) string { return want }}
+	plan, err := newPlanner(env, actions.HIP).build(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKinds := []string{"device-compile gfx906", "device-link gfx906", "device-compile gfx90a", "device-link gfx90a", "fatbinary", "compile"}
+	if got := kinds(plan.Graph); !slices.Equal(got, wantKinds) {
+		t.Fatalf("kinds %q, want %q", got, wantKinds)
+	}
+	g := plan.Graph.Actions
+	for _, i := range []int{1, 3} {
+		if deps := g[i].Deps(); len(deps) != 1 || deps[0] != g[i-1] {
+			t.Errorf("%s does not link its own compile", kinds(plan.Graph)[i])
+		}
+	}
+	if deps := g[4].Deps(); len(deps) != 2 || deps[0] != g[1] || deps[1] != g[3] {
+		t.Errorf("the bundle does not read both device links")
+	}
+	if deps := g[5].Deps(); len(deps) != 1 || deps[0] != g[4] || !has(g[5].Command, "-fcuda-include-gpubinary") {
+		t.Errorf("the host compile does not embed the bundle: %q", g[5].Command)
+	}
+	for _, i := range []int{0, 2, 5} {
+		if !slices.Contains(g[i].Command, "-cuid="+want) {
+			t.Errorf("%s lacks -cuid=%s: %q", kinds(plan.Graph)[i], want, g[i].Command)
+		}
+	}
+	// Without a compile unit ID offcc can reproduce, clang runs it.
+	env.cuid = func(string) string { return "" }
+	var ue *UnrecognizedError
+	if _, err := newPlanner(env, actions.HIP).build(jobs); !errors.As(err, &ue) {
+		t.Errorf("unknown CUID: err = %v, want an UnrecognizedError", err)
+	}
+}

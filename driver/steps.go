@@ -2,8 +2,10 @@ package driver
 
 import (
 	"io"
+	"os"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/packager"
 )
@@ -39,4 +41,14 @@ func (s *steps) link(sh *actions.Shell, llvmWrapper string, cl *linkerwrapper.Co
 		TempDir:       sh.TempDir(),
 		Verbose:       sh.Verbose(),
 	}, cl, out, sh.Stderr())
+}
+
+// bundle runs clang-offload-bundler's command line args with offcc's
+// bundler (the HIP fat binary of an old-driver compile). The output is a
+// temporary of the build's.
+func (s *steps) bundle(sh *actions.Shell, args []string) error {
+	if rc := bundler.Main("offcc offload-bundler", args, os.Getenv, sh.Stdout(), sh.Stderr()); rc != 0 {
+		return &bundleError{code: rc}
+	}
+	return nil
 }

@@ -1,0 +1,259 @@
+package driver
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
+)
+
+// cuidKernel is a HIP (and CUDA) source that needs no headers.
+const cuidKernel = `#include <stddef.h>
+#define __global__ __attribute__((global))
+struct dim3 { unsigned x, y, z; __attribute__((host,device)) dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {} };
+typedef struct ihipStream_t *hipStream_t;
+extern "C" int hipLaunchKernel(const void *f, dim3 grid, dim3 block, void **args, size_t shmem, hipStream_t stream);
+__global__ void k(int *p) { *p = 1; }
+`
+
+var (
+	cuidArgRE    = regexp.MustCompile(`"-cuid=([0-9a-z]+)"`)
+	cuidSymbolRE = regexp.MustCompile(`\b__hip_cuid_([0-9a-f]+)\b`)
+)
+
+// TestClangCUID checks clangCUID against clang 22: the __hip_cuid_ symbol
+// of what `clang args` builds, and the -cuid= that `clang -### args` prints
+// with -### at the end and at the front.
+func TestClangCUID(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	nm := llvmtest.Tool(t, "llvm-nm")
+	hip := []string{"-x", "hip", "--offload-arch=gfx906", "-nogpuinc", "-nogpulib"}
+	tests := []struct {
+		name  string
+		input string
+		args  []string // before input
+		after []string // after input
+		built string   // the file holding __hip_cuid_, "" to check -### only (a build takes a second)
+	}{
+		{"arch-list", "k.hip", []string{"-x", "hip", "--offload-arch=gfx906,gfx90a", "-nogpuinc", "-nogpulib", "-c"}, []string{"-o", "k.o"}, "k.o"},
+		{"arch-repeated", "k.hip", []string{"-x", "hip", "--offload-arch=gfx90a", "--offload-arch=gfx906,gfx90a", "-nogpuinc", "-nogpulib", "-c"}, []string{"-o", "k.o"}, ""},
+		{"target-id", "k.hip", []string{"-x", "hip", "--offload-arch=gfx90a:xnack+", "-nogpuinc", "-nogpulib", "-c"}, []string{"-o", "k.o"}, ""},
+		{"cuda-gpu-arch", "k.hip", []string{"-x", "hip", "--cuda-gpu-arch=gfx906", "-nogpuinc", "-nogpulib", "-c"}, []string{"-ok.o"}, ""},
+		{"O2-joined-D-separate-I", "k.hip", append(slices.Clone(hip), "-O2", "-DFOO=1", "-I", "inc", "-U", "BAR", "-c"), []string{"-o", "k.o"}, ""},
+		{"separate-D-joined-I-U", "k.hip", append(slices.Clone(hip), "-D", "FOO=1", "-Iinc", "-UBAR", "-O3", "-c"), []string{"-ok.o"}, "k.o"},
+		{"std-g-warnings", "k.hip", append(slices.Clone(hip), "-std=c++17", "-g", "-Wall", "-Wno-unused-parameter", "-Werror=return-type", "-c"), []string{"-o", "k.o"}, ""},
+		{"directory-input", "src/k.hip", append(slices.Clone(hip), "-c", "-o", "out/k.o"), nil, "out/k.o"},
+		{"extension-no-x", "k.hip", []string{"--offload-arch=gfx906", "-nogpuinc", "-nogpulib", "-c"}, []string{"-o", "k.o"}, ""},
+		{"joined-x", "k.hip", []string{"-xhip", "--offload-arch=gfx906", "-nocudainc", "-nocudalib", "-c"}, nil, ""},
+		{"gpu-rdc", "k.hip", append(slices.Clone(hip), "-fgpu-rdc", "-c"), []string{"-o", "k.o"}, ""},
+		{"depfile-include-isystem", "k.hip", append(slices.Clone(hip), "-MD", "-MF", "k.d", "-MTk.o", "-include", "pre.h", "-isystem", "sys", "-c"), nil, ""},
+		{"xclang-mllvm", "k.hip", append(slices.Clone(hip), "-Xclang", "-fno-autolink", "-mllvm", "-inline-threshold=100", "-fPIC", "-c"), nil, ""},
+		{"driver-mode-fuse-cuid", "k.hip", append([]string{"--driver-mode=g++", "-fuse-cuid=hash"}, append(hip, "-c")...), nil, ""},
+		{"more-flags", "k.hip", append(slices.Clone(hip), "-O", "-Os", "-Oz", "-Og", "-O1", "-O0", "-w", "-g0", "-fpic", "-fPIE", "-fpie", "-fno-gpu-rdc", "-MMD", "-MP", "-c"), nil, ""},
+		{"Ofast-Werror", "k.hip", append(slices.Clone(hip), "-Wextra", "-Werror", "-Wno-deprecated", "-Ofast", "--offload-host-device", "-c"), nil, ""},
+		{"cuda-only-flags", "k.hip", append(slices.Clone(hip), "--cuda-host-only", "-c"), nil, ""},
+		{"cuda-device-only", "k.hip", append(slices.Clone(hip), "--cuda-device-only", "-c"), nil, ""},
+		{"verbose", "k.hip", append(slices.Clone(hip), "-v", "-c"), nil, "k.o"},
+		{"fixed-cuid", "k.hip", append(slices.Clone(hip), "-cuid=abc123", "-c"), nil, ""},
+		{"link-output", "k.hip", append(slices.Clone(hip), "-nostdlib", "-shared"), []string{"-o", "libk.so"}, "libk.so"},
+		{"link-a.out", "k.hip", append(slices.Clone(hip), "-nostdlib", "-shared"), nil, "a.out"},
+		{"device-only", "k.hip", append(slices.Clone(hip), "--offload-device-only", "-c"), nil, ""},
+		{"host-only", "k.hip", append(slices.Clone(hip), "--offload-host-only", "-c"), nil, ""},
+		{"preprocess", "k.hip", append(slices.Clone(hip), "-E"), nil, ""},
+		{"assembly-llvm", "k.hip", append(slices.Clone(hip), "-S", "-emit-llvm"), nil, ""},
+		{"cuda", "k.cu", []string{"-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib", "-c"}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := cuidWorkDir(t)
+			args := slices.Concat(tt.args, []string{tt.input}, tt.after)
+			got := clangCUID(tt.input, args)
+			if got == "" {
+				t.Fatalf("clangCUID(%q, %q) = \"\"", tt.input, args)
+			}
+			for _, hashArgs := range [][]string{append(slices.Clone(args), "-###"), append([]string{"-###"}, args...)} {
+				want := cuidFromHashHashHash(t, clang, dir, hashArgs)
+				if got := clangCUID(tt.input, hashArgs); got != want {
+					t.Errorf("clangCUID(%q, %q) = %q, clang -### printed -cuid=%s", tt.input, hashArgs, got, want)
+				}
+			}
+			if tt.built == "" {
+				return
+			}
+			if out, err := command(dir, clang, args...).CombinedOutput(); err != nil {
+				t.Fatalf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			out, err := command(dir, nm, tt.built).Output()
+			if err != nil {
+				t.Fatalf("llvm-nm %s: %v", tt.built, err)
+			}
+			m := cuidSymbolRE.FindSubmatch(out)
+			if m == nil {
+				t.Fatalf("no __hip_cuid_ symbol in %s:\n%s", tt.built, out)
+			}
+			if want := string(m[1]); cuidSymbol(got) != want {
+				t.Errorf("clangCUID(%q, %q) = %q, whose symbol hash is %s; clang built __hip_cuid_%s", tt.input, args, got, cuidSymbol(got), want)
+			}
+		})
+	}
+}
+
+// cuidSymbol returns the hex suffix of the __hip_cuid_<hex> symbol a HIP
+// object compiled with the given CUID defines: clang's ASTContext::
+// getCUIDHash, utohexstr(MD5Hash(cuid), lower case).
+func cuidSymbol(cuid string) string {
+	return strconv.FormatUint(md5Low(cuid, nil), 16)
+}
+
+// cuidWorkDir returns a directory with the sources and directories the
+// command lines of TestClangCUID name.
+func cuidWorkDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, d := range []string{"src", "out", "inc", "sys"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{"k.hip": cuidKernel, "k.cu": cuidKernel, "src/k.hip": cuidKernel, "pre.h": "#define PRE 1\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// command returns the command run in dir.
+func command(dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	return cmd
+}
+
+// cuidFromHashHashHash returns the one -cuid= value in clang's -### output.
+func cuidFromHashHashHash(t *testing.T, clang, dir string, args []string) string {
+	t.Helper()
+	out, err := command(dir, clang, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	seen := map[string]bool{}
+	for _, m := range cuidArgRE.FindAllSubmatch(out, -1) {
+		seen[string(m[1])] = true
+	}
+	if len(seen) != 1 {
+		t.Fatalf("clang %s printed %d distinct -cuid= values, want 1:\n%s", strings.Join(args, " "), len(seen), out)
+	}
+	for v := range seen {
+		return v
+	}
+	return ""
+}
+
+// TestCUIDRendering checks, without clang, how each kind of option is
+// rendered for the hash, which arguments make clangCUID give up, and the
+// hash itself against values clang 22.1.8 printed.
+func TestCUIDRendering(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string // nil: not sure
+	}{
+		{"flags", []string{"-c", "-nogpuinc", "-fgpu-rdc", "-###", "k.hip"}, []string{"-c", "-nogpuinc", "-fgpu-rdc", "-###"}},
+		{"joined", []string{"-std=c++17", "-O2", "-Wno-unused", "-c", "k.hip"}, []string{"-std=c++17", "-O2", "-Wno-unused", "-c"}},
+		{"joined-or-separate typed joined", []string{"-DFOO=1", "-Iinc", "-ok.o", "-xhip", "-c", "k.hip"}, []string{"-D FOO=1", "-I inc", "-o k.o", "-x hip", "-c"}},
+		{"joined-or-separate typed separate", []string{"-D", "FOO=1", "-I", "inc", "-o", "k.o", "-x", "hip", "-c", "k.hip"}, []string{"-D FOO=1", "-I inc", "-o k.o", "-x hip", "-c"}},
+		{"separate", []string{"-Xclang", "-fno-autolink", "-include", "pre.h", "-c", "k.hip"}, []string{"-Xclang -fno-autolink", "-include pre.h", "-c"}},
+		{"separate value looks like an option", []string{"-o", "-c", "k.hip"}, []string{"-o -c", "-dumpdir -c-"}},
+		{"comma-joined offload archs sorted and deduplicated", []string{"--offload-arch=gfx90a,gfx906", "--offload-arch=gfx906", "-c", "k.hip"}, []string{"-c", "-Xarch_amdgcn --offload-arch=gfx906", "-Xarch_amdgcn --offload-arch=gfx90a"}},
+		{"alias", []string{"--cuda-gpu-arch=sm_80", "-c", "k.cu"}, []string{"-c", "-Xarch_nvptx64 --offload-arch=sm_80"}},
+		{"link appends dumpdir", []string{"k.hip", "-o", "out/k"}, []string{"-o out/k", "-dumpdir out/k-"}},
+		{"link without -o", []string{"k.hip"}, []string{"-dumpdir a-"}},
+		{"unknown option", []string{"-c", "-ffast-math", "k.hip"}, nil},
+		{"unknown joined", []string{"-c", "-O5", "k.hip"}, nil},
+		{"separate typed joined", []string{"-c", "-includepre.h", "k.hip"}, nil},
+		{"I- is its own flag", []string{"-c", "-I-", "k.hip"}, nil},
+		{"longer option than -o", []string{"-c", "-object-file-name=x", "k.hip"}, nil},
+		{"missing value", []string{"-c", "k.hip", "-o"}, nil},
+		{"empty value", []string{"-c", "-std=", "k.hip"}, nil},
+		{"native arch", []string{"-c", "--offload-arch=native", "k.hip"}, nil},
+		{"alias list", []string{"-c", "--cuda-gpu-arch=gfx906,gfx90a", "k.hip"}, nil},
+		{"response file", []string{"-c", "@args", "k.hip"}, nil},
+		{"driver mode cl", []string{"--driver-mode=cl", "-c", "k.hip"}, nil},
+	}
+	for _, tt := range tests {
+		cl, ok := parseCUIDArgs(tt.args)
+		var got []string
+		if ok {
+			got = cl.hashed()
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: hashed args of %q = %q, want %q", tt.name, tt.args, got, tt.want)
+		}
+		if !ok && clangCUID("k.hip", tt.args) != "" {
+			t.Errorf("%s: clangCUID(%q) != \"\"", tt.name, tt.args)
+		}
+	}
+
+	// Values clang 22.1.8 printed for these command lines.
+	args := []string{"-x", "hip", "--offload-arch=gfx906,gfx90a", "-nogpuinc", "-nogpulib", "-c", "k.hip", "-o", "k.o"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{args, "89fce06927d8dffe"},
+		{append(slices.Clone(args), "-###"), "d083ef29b2c0b7c1"},
+	} {
+		if got := clangCUID("k.hip", c.args); got != c.want {
+			t.Errorf("clangCUID(k.hip, %q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+	if got, want := cuidSymbol("89fce06927d8dffe"), "85811bd273aa7b9c"; got != want {
+		t.Errorf("cuidSymbol = %q, want %q", got, want)
+	}
+
+	// What clangCUID gives back.
+	for _, c := range []struct {
+		input string
+		args  []string
+		want  string
+	}{
+		{"k.hip", []string{"-cuid=abc", "-c", "k.hip"}, "abc"},
+		{"k.hip", []string{"-cuid=abc", "-fuse-cuid=none", "-c", "k.hip"}, "abc"},
+		{"k.hip", []string{"-fuse-cuid=none", "-c", "k.hip"}, ""},
+		{"k.hip", []string{"-fuse-cuid=random", "-c", "k.hip"}, ""},
+		{"other.hip", []string{"-c", "k.hip"}, ""},
+		{"./k.hip", []string{"-c", "k.hip"}, ""},
+	} {
+		if got := clangCUID(c.input, c.args); got != c.want {
+			t.Errorf("clangCUID(%q, %q) = %q, want %q", c.input, c.args, got, c.want)
+		}
+	}
+}
+
+// TestCUIDOptionsTable keeps the table's invariants: a prefix spelling ends
+// in = or -, and only JoinedOrSeparate options may be typed joined.
+func TestCUIDOptionsTable(t *testing.T) {
+	names := make([]string, 0, len(cuidOptions))
+	for name := range cuidOptions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		opt := cuidOptions[name]
+		if opt.prefix && !strings.HasSuffix(name, "=") && !strings.HasSuffix(name, "-") {
+			t.Errorf("%s: a prefix spelling must end in = or -", name)
+		}
+		if opt.prefix && opt.style != cuidAsTyped {
+			t.Errorf("%s: a prefix is Joined, rendered as typed", name)
+		}
+	}
+}

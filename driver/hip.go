@@ -1,0 +1,195 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/target"
+)
+
+// hipBuilder plans HIP compiles without -fgpu-rdc as clang 22's default
+// (old) offload driver runs them: per arch a device compile and an lld
+// device link, which run at once, the fat binary bundling their images
+// (in-process), and the host compile that embeds it
+// (-fcuda-include-gpubinary). Anything else (-fgpu-rdc, the new offload
+// driver's clang-linker-wrapper, links) is not planned: such command lines
+// go to clang.
+type hipBuilder struct{}
+
+func (hipBuilder) bind(p *planner, j *clangJob) error {
+	switch {
+	case j.isCC1():
+		c, err := parseCC1(j.argv)
+		if err != nil {
+			return unrecognized(j, "%v", err)
+		}
+		if c.openmpDevice || c.syclDevice || (c.device() && !target.IsAMDGPU(c.triple)) {
+			return unrecognized(j, "a device compile other than HIP's in a HIP build")
+		}
+		if err := p.setCUID(j, c); err != nil {
+			return err
+		}
+		return p.bindCC1(j, c, hipCompileKind(c))
+	case j.isCC1as():
+		return p.bindAssemble(j)
+	case j.tool == "lld" || j.tool == "ld.lld":
+		return p.bindDeviceLink(j)
+	case j.tool == "clang-offload-bundler":
+		return p.bindBundle(j)
+	}
+	return unrecognized(j, "offcc's HIP planner does not know the tool %s", j.tool)
+}
+
+// hipCompileKind says what a cc1 job of a HIP build does.
+func hipCompileKind(c *cc1Job) actions.Kind {
+	switch {
+	case c.mode == "-E":
+		return actions.Preprocess
+	case c.lang == "ir":
+		return actions.Backend
+	case c.cudaDevice:
+		return actions.DeviceCompile
+	}
+	return actions.Compile
+}
+
+// setCUID puts into a compile the compile unit ID (-cuid=) clang's own
+// build of the command line gives it, in place of the one in clang's -###
+// output, which hashes "-###" too. A compile whose ID offcc cannot
+// reproduce goes to clang, so that offcc's objects are clang's.
+func (p *planner) setCUID(j *clangJob, c *cc1Job) error {
+	for i, arg := range j.argv {
+		if !strings.HasPrefix(arg, "-cuid=") {
+			continue
+		}
+		id := ""
+		if p.env.cuid != nil {
+			id = p.env.cuid(c.input)
+		}
+		if id == "" {
+			return unrecognized(j, "offcc cannot tell the compile unit ID clang gives %s", c.input)
+		}
+		j.argv[i] = "-cuid=" + id
+	}
+	return nil
+}
+
+// lldSeparate are the options of clang's device link jobs whose value is
+// the next argument; lldFlags and lldJoined the other options it writes.
+var (
+	lldSeparate = map[string]bool{"-flavor": true, "-m": true, "-o": true}
+	lldFlags    = map[string]bool{"--no-undefined": true, "-shared": true, "--whole-archive": true,
+		"--no-whole-archive": true, "--save-temps": true, "-v": true}
+	lldJoined = []string{"-plugin-opt=", "--lto-", "-mllvm=", "--build-id="}
+)
+
+// bindDeviceLink adds clang's per-arch device link (lld -flavor gnu -m
+// elf64_amdgpu -shared ... -o IMAGE OBJECTS). Its arch comes from
+// -plugin-opt=mcpu=.
+func (p *planner) bindDeviceLink(j *clangJob) error {
+	a := &actions.Action{
+		Kind: actions.DeviceLink, Offload: p.offload, Device: true, Tool: "lld",
+		Target:  target.Target{Triple: "amdgcn-amd-amdhsa"},
+		Command: append([]string(nil), j.argv...), Cost: 0.05,
+	}
+	var out string
+	for i := 1; i < len(j.argv); i++ {
+		arg := j.argv[i]
+		switch {
+		case lldSeparate[arg]:
+			if i+1 == len(j.argv) {
+				return unrecognized(j, "%s without a value", arg)
+			}
+			i++
+			switch {
+			case arg == "-o":
+				out = j.argv[i]
+			case arg == "-m" && j.argv[i] != "elf64_amdgpu":
+				return unrecognized(j, "a device link for %s", j.argv[i])
+			}
+		case lldFlags[arg]:
+		case hasAnyPrefix(arg, lldJoined):
+			if cpu, ok := strings.CutPrefix(arg, "-plugin-opt=mcpu="); ok {
+				a.Target.Arch = cpu
+			}
+		case strings.HasPrefix(arg, "-"):
+			return unrecognized(j, "unexpected device link argument %q", arg)
+		default:
+			in, err := p.input(j, arg)
+			if err != nil {
+				return err
+			}
+			a.Inputs = append(a.Inputs, in)
+		}
+	}
+	if out == "" || len(a.Inputs) == 0 {
+		return unrecognized(j, "a device link without -o or inputs")
+	}
+	o, err := p.output(j, out)
+	if err != nil {
+		return err
+	}
+	a.Outputs = []*actions.Artifact{o}
+	return p.add(j, a)
+}
+
+// bindBundle adds clang's clang-offload-bundler job that makes a HIP fat
+// binary (-input=/dev/null for the empty host entry), run in-process by
+// offcc's bundler with the same command line. Every file comes from its
+// -input= or -output= option.
+func (p *planner) bindBundle(j *clangJob) error {
+	a := &actions.Action{
+		Kind: actions.FatBinary, Offload: p.offload, Tool: "clang-offload-bundler",
+		Target:  target.Target{Triple: p.hostTriple()},
+		Command: append([]string{p.env.self, "offload-bundler"}, j.argv[1:]...), Cost: 0.05,
+	}
+	var out string
+	emptyHost := false
+	for _, arg := range j.argv[1:] {
+		switch {
+		case strings.HasPrefix(arg, "-input="):
+			path := strings.TrimPrefix(arg, "-input=")
+			if path == "/dev/null" {
+				emptyHost = true
+				continue
+			}
+			in, err := p.input(j, path)
+			if err != nil {
+				return err
+			}
+			a.Inputs = append(a.Inputs, in)
+		case strings.HasPrefix(arg, "-output="):
+			out = strings.TrimPrefix(arg, "-output=")
+		case strings.HasPrefix(arg, "-type="), strings.HasPrefix(arg, "-targets="),
+			strings.HasPrefix(arg, "-bundle-align="), arg == "-compress",
+			strings.HasPrefix(arg, "-compression-level="), arg == "-verbose", arg == "--verbose":
+		default:
+			return unrecognized(j, "unexpected bundler argument %q", arg)
+		}
+	}
+	if out == "" || len(a.Inputs) == 0 {
+		return unrecognized(j, "a bundler job without -output= or inputs")
+	}
+	if !emptyHost {
+		// -fgpu-rdc bundles the host object itself; offcc's object bundles
+		// are not laid out byte for byte as clang-offload-bundler's.
+		return unrecognized(j, "a bundle with a host object (-fgpu-rdc)")
+	}
+	o, err := p.output(j, out)
+	if err != nil {
+		return err
+	}
+	a.Outputs = []*actions.Artifact{o}
+	steps, args := p.env.steps, append([]string(nil), j.argv[1:]...)
+	a.Run = func(_ context.Context, sh *actions.Shell) error { return steps.bundle(sh, args) }
+	return p.add(j, a)
+}
+
+// bundleError is a failed in-process bundle; the bundler printed why.
+type bundleError struct{ code int }
+
+func (e *bundleError) Error() string {
+	return fmt.Sprintf("clang-offload-bundler command failed with exit code %d", e.code)
+}

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hipArches are the devices the HIP tests compile for: AMD code compiles
+// and links here, though it cannot run.
+const hipArches = "--offload-arch=gfx906,gfx90a,gfx1030"
+
+// hipFlags compile testdata/hip without ROCm: hip_min.h declares what
+// clang's HIP code generation needs.
+func hipFlags(t *testing.T) []string {
+	return []string{"-x", "hip", hipArches, "-nogpuinc", "-nogpulib", "-O2", "-I" + srcPath(t, "../hip")}
+}
+
+// TestHIPRegistrationLikeClang compiles two HIP translation units with
+// offcc and with clang 22, links each set with clang against a stand-in
+// HIP runtime (testdata/hip/hipstub.c) and runs both programs: the objects
+// are byte-identical, and the programs register the same fat binaries
+// (one entry per arch), kernels, device, constant and managed variables,
+// and unregister them at exit. offcc's device compiles ran at once.
+func TestHIPRegistrationLikeClang(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "compares offcc with clang")
+	dir := t.TempDir()
+	_, tmp := tmpEnv(t)
+	stub := filepath.Join(dir, "libamdhip64.so")
+	cmdSpec{dir: dir, name: refClang, args: args("-shared", "-fPIC", "-o", stub, srcPath(t, "../hip/hipstub.c"))}.mustRun(t)
+	trace := filepath.Join(dir, "trace.json")
+	var outputs []string
+	// Each build in its own directory with the same relative -o: clang
+	// hashes its arguments (-o included) into the compile unit ID that the
+	// objects carry.
+	for _, build := range []struct{ name, cc string }{{"clang", refClang}, {"offcc", c.cc}} {
+		bdir := filepath.Join(dir, build.name)
+		os.Mkdir(bdir, 0o755)
+		var objs []string
+		for _, tu := range []string{"kernels", "main"} {
+			cmdSpec{dir: bdir, env: []string{tmp}, name: build.cc,
+				args: args(hipFlags(t), "-c", srcPath(t, "../hip/"+tu+".hip"), "-o", tu+".o")}.mustRun(t)
+			objs = append(objs, tu+".o")
+		}
+		cmdSpec{dir: bdir, env: []string{tmp}, name: refClangXX, args: args(objs, "-L"+dir, "-lamdhip64", "-o", "prog")}.mustRun(t)
+		r := cmdSpec{dir: bdir, env: []string{"LD_LIBRARY_PATH=" + dir}, name: filepath.Join(bdir, "prog")}.mustRun(t)
+		outputs = append(outputs, r.stdout)
+	}
+	// Once more with a job trace (an offcc option, so not for clang).
+	cmdSpec{dir: dir, env: []string{tmp}, name: c.cc,
+		args: args(hipFlags(t), "--job-trace="+trace, "-c", srcPath(t, "../hip/kernels.hip"), "-o", "traced.o")}.mustRun(t)
+	for _, tu := range []string{"kernels", "main"} {
+		a, _ := os.ReadFile(filepath.Join(dir, "clang", tu+".o"))
+		b, _ := os.ReadFile(filepath.Join(dir, "offcc", tu+".o"))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s.o: offcc's object (%d bytes) differs from clang's (%d bytes)", tu, len(b), len(a))
+		}
+	}
+	if outputs[0] != outputs[1] {
+		t.Errorf("registration differs:\n--- clang\n%s--- offcc\n%s", outputs[0], outputs[1])
+	}
+	for _, want := range []string{
+		"fatbin: entry hipv4-amdgcn-amd-amdhsa--gfx906 ", "fatbin: entry hipv4-amdgcn-amd-amdhsa--gfx90a ",
+		"fatbin: entry hipv4-amdgcn-amd-amdhsa--gfx1030 ", "kernel: module 0 _Z5scalePffi",
+		"kernel: module 0 _Z4fillIiEvPT_S0_i", "var: module 0 coef size=16 extern=0 constant=1",
+		"managed: module 0 managed_total size=4", "kernel: module 1 _Z7in_mainPi", "unregister: module 0",
+	} {
+		if !strings.Contains(outputs[1], want) {
+			t.Errorf("offcc's program does not register %q:\n%s", want, outputs[1])
+		}
+	}
+	// The device compiles of kernels.hip overlapped in time.
+	var compiles [][2]int64
+	for _, ev := range readTrace(t, trace).TraceEvents {
+		if ev.Ph == "X" && ev.Args.Kind == "device-compile" {
+			compiles = append(compiles, [2]int64{ev.Ts, ev.Ts + ev.Dur})
+		}
+	}
+	overlap := false
+	for i := range compiles {
+		for j := range i {
+			if compiles[i][0] < compiles[j][1] && compiles[j][0] < compiles[i][1] {
+				overlap = true
+			}
+		}
+	}
+	if len(compiles) != 3 || !overlap {
+		t.Errorf("trace: %d device compiles (want 3), overlapping: %v", len(compiles), overlap)
+	}
+}
+
+// TestHIPHandedToClang: HIP command lines offcc does not plan (-fgpu-rdc,
+// the new offload driver) go to clang, say so under -v, and give clang's
+// object.
+func TestHIPHandedToClang(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "compares offcc with clang")
+	dir := t.TempDir()
+	_, tmp := tmpEnv(t)
+	for _, d := range []string{"offcc", "clang"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+	}
+	for _, mode := range []string{"-fgpu-rdc", "--offload-new-driver"} {
+		src := srcPath(t, "../hip/kernels.hip")
+		r := cmdSpec{dir: filepath.Join(dir, "offcc"), env: []string{tmp}, name: c.cc, args: args(hipFlags(t), mode, "-v", "-c", src, "-o", "k.o")}.mustRun(t)
+		if !strings.Contains(r.stderr, "note: handing the command line to clang") {
+			t.Errorf("%s: no note under -v:\n%s", mode, r.stderr)
+		}
+		cmdSpec{dir: filepath.Join(dir, "clang"), env: []string{tmp}, name: refClang, args: args(hipFlags(t), mode, "-v", "-c", src, "-o", "k.o")}.mustRun(t)
+		a, _ := os.ReadFile(filepath.Join(dir, "clang", "k.o"))
+		b, _ := os.ReadFile(filepath.Join(dir, "offcc", "k.o"))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: offcc's object differs from clang's", mode)
+		}
+	}
+}
