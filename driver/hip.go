@@ -2,10 +2,14 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/target"
 )
 
@@ -192,4 +196,73 @@ type bundleError struct{ code int }
 
 func (e *bundleError) Error() string {
 	return fmt.Sprintf("clang-offload-bundler command failed with exit code %d", e.code)
+}
+
+// bindHIPEmbed lets a HIP host compile run beside the device compiles:
+// it compiles with an empty fat binary (-fcuda-include-gpubinary
+// /dev/null, which gives an empty .hip_fatbin section), and an embed step
+// puts the fat binary into that section once it exists, laying the object
+// out as the compiler would have (objfile.ReplaceSection; the objects are
+// byte-identical). Should an object not allow that, the embed step runs
+// the original compile instead.
+func (p *planner) bindHIPEmbed(j *clangJob, c *cc1Job, host *actions.Action) error {
+	fatbin := p.files[c.gpuBinary]
+	var final *actions.Artifact
+	for _, f := range host.Outputs {
+		if f.Path == c.output {
+			final = f
+		}
+	}
+	if fatbin == nil || final == nil {
+		return unrecognized(j, "a host compile whose fat binary or output offcc did not bind")
+	}
+	original := slices.Clone(host.Command)
+	hostOnly := p.temp(c.output, ".o")
+	for i := 0; i+1 < len(host.Command); i++ {
+		switch host.Command[i] {
+		case "-fcuda-include-gpubinary":
+			host.Command[i+1] = os.DevNull
+		case "-o":
+			if host.Command[i+1] == c.output {
+				host.Command[i+1] = hostOnly.Path
+			}
+		}
+	}
+	host.Reads = slices.DeleteFunc(host.Reads, func(f *actions.Artifact) bool { return f == fatbin })
+	for i, f := range host.Outputs {
+		if f == final {
+			host.Outputs[i] = hostOnly
+		}
+	}
+	fallback := *host
+	fallback.Command, fallback.Reads = original, append(slices.Clone(host.Reads), fatbin)
+	fallback.Outputs = []*actions.Artifact{final}
+	embed := &actions.Action{
+		Kind: actions.Embed, Offload: p.offload, Target: host.Target,
+		Inputs:  []*actions.Artifact{hostOnly, fatbin},
+		Outputs: []*actions.Artifact{final},
+		Command: []string{p.env.self, "offload-embed", "--hip-fatbin", "-o", final.Path, hostOnly.Path, fatbin.Path},
+		Cost:    0.02,
+	}
+	// The original job names the files of both actions.
+	if err := p.checkBound(j, host.Inputs, host.Reads, host.Outputs, embed.Inputs, embed.Outputs); err != nil {
+		return err
+	}
+	if err := p.plan.Graph.Add(host); err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	steps := p.env.steps
+	embed.Expand = func(_ context.Context, sh *actions.Shell) ([]*actions.Action, error) {
+		err := steps.embedHIP(sh, final.Path, hostOnly.Path, fatbin.Path)
+		var re *objfile.ReplaceError
+		if errors.As(err, &re) {
+			fb := fallback
+			return []*actions.Action{&fb}, nil
+		}
+		return nil, err
+	}
+	if err := p.plan.Graph.Add(embed); err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	return nil
 }

@@ -50,6 +50,9 @@ type cc1Job struct {
 	openmpDevice, cudaDevice, syclDevice bool
 	// hostIR is -fopenmp-host-ir-file-path's value.
 	hostIR string
+	// gpuBinary is -fcuda-include-gpubinary's value: the fat binary a CUDA
+	// or HIP host compile embeds (it is among reads too).
+	gpuBinary string
 	// embed lists the -fembed-offload-object= values.
 	embed []string
 	// reads lists further files the compile reads (device libraries, PCH,
@@ -137,6 +140,9 @@ func parseCC1(argv []string) (*cc1Job, error) {
 					r = next()
 				}
 				c.reads = append(c.reads, r)
+				if a == "-fcuda-include-gpubinary" {
+					c.gpuBinary = r
+				}
 			} else if cc1SeparateValues[a] {
 				next()
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -338,7 +339,7 @@ func TestPlanHIPEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKinds := []string{"device-compile gfx906", "device-link gfx906", "device-compile gfx90a", "device-link gfx90a", "fatbinary", "compile"}
+	wantKinds := []string{"device-compile gfx906", "device-link gfx906", "device-compile gfx90a", "device-link gfx90a", "fatbinary", "compile", "embed"}
 	if got := kinds(plan.Graph); !slices.Equal(got, wantKinds) {
 		t.Fatalf("kinds %q, want %q", got, wantKinds)
 	}
@@ -351,8 +352,30 @@ func TestPlanHIPEdges(t *testing.T) {
 	if deps := g[4].Deps(); len(deps) != 2 || deps[0] != g[1] || deps[1] != g[3] {
 		t.Errorf("the bundle does not read both device links")
 	}
-	if deps := g[5].Deps(); len(deps) != 1 || deps[0] != g[4] || !has(g[5].Command, "-fcuda-include-gpubinary") {
-		t.Errorf("the host compile does not embed the bundle: %q", g[5].Command)
+	// The host compile waits for nothing: it compiles with an empty fat
+	// binary, and the embed step puts the bundle in.
+	if i := slices.Index(g[5].Command, "-fcuda-include-gpubinary"); len(g[5].Deps()) != 0 || i < 0 || g[5].Command[i+1] != os.DevNull {
+		t.Errorf("the host compile waits or reads the fat binary: %q", g[5].Command)
+	}
+	if deps := g[6].Deps(); len(deps) != 2 || deps[0] != g[5] || deps[1] != g[4] || g[6].Outputs[0].Path != args[len(args)-1] {
+		t.Errorf("the embed step does not join the host object and the bundle into -o: %q", g[6].Command)
+	}
+	// An object ReplaceSection cannot lay out makes the embed step run the
+	// original host compile, which reads the bundle and writes -o.
+	os.WriteFile(g[5].Outputs[0].Path, []byte("\x7fELF not an object"), 0o644)
+	os.WriteFile(g[4].Outputs[0].Path, []byte("bundle"), 0o644)
+	sh := actions.NewShell(actions.ShellOptions{Stdout: io.Discard, Stderr: io.Discard, TempDir: tempDir})
+	if _, err := g[6].Expand(context.Background(), sh); err == nil {
+		t.Errorf("a corrupt host object: no error")
+	}
+	plain := filepath.Join(dir, "plain.c")
+	os.WriteFile(plain, []byte("int x;\n"), 0o644)
+	if out, err := exec.Command(clang, "-c", plain, "-o", g[5].Outputs[0].Path).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	more, err := g[6].Expand(context.Background(), sh)
+	if err != nil || len(more) != 1 || !slices.Contains(more[0].Command, g[4].Outputs[0].Path) || more[0].Outputs[0] != g[6].Outputs[0] {
+		t.Errorf("an object without .hip_fatbin: expansion %v, %v; want the original host compile", more, err)
 	}
 	for _, i := range []int{0, 2, 5} {
 		if !slices.Contains(g[i].Command, "-cuid="+want) {

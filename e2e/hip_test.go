@@ -23,7 +23,8 @@ func hipFlags(t *testing.T) []string {
 // HIP runtime (testdata/hip/hipstub.c) and runs both programs: the objects
 // are byte-identical, and the programs register the same fat binaries
 // (one entry per arch), kernels, device, constant and managed variables,
-// and unregister them at exit. offcc's device compiles ran at once.
+// and unregister them at exit. offcc's device compiles and host compile
+// ran at once.
 func TestHIPRegistrationLikeClang(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "compares offcc with clang")
@@ -72,23 +73,33 @@ func TestHIPRegistrationLikeClang(t *testing.T) {
 			t.Errorf("offcc's program does not register %q:\n%s", want, outputs[1])
 		}
 	}
-	// The device compiles of kernels.hip overlapped in time.
-	var compiles [][2]int64
+	// The compiles of kernels.hip overlapped in time: the device compiles
+	// with each other, and the host compile with a device compile.
+	var device [][2]int64
+	var host [2]int64
+	embedded := false
 	for _, ev := range readTrace(t, trace).TraceEvents {
-		if ev.Ph == "X" && ev.Args.Kind == "device-compile" {
-			compiles = append(compiles, [2]int64{ev.Ts, ev.Ts + ev.Dur})
+		switch {
+		case ev.Ph != "X":
+		case ev.Args.Kind == "device-compile":
+			device = append(device, [2]int64{ev.Ts, ev.Ts + ev.Dur})
+		case ev.Args.Kind == "compile":
+			host = [2]int64{ev.Ts, ev.Ts + ev.Dur}
+		case ev.Args.Kind == "embed":
+			embedded = true
 		}
 	}
-	overlap := false
-	for i := range compiles {
+	overlaps := func(a, b [2]int64) bool { return a[0] < b[1] && b[0] < a[1] }
+	devOverlap, hostOverlap := false, false
+	for i := range device {
+		hostOverlap = hostOverlap || overlaps(device[i], host)
 		for j := range i {
-			if compiles[i][0] < compiles[j][1] && compiles[j][0] < compiles[i][1] {
-				overlap = true
-			}
+			devOverlap = devOverlap || overlaps(device[i], device[j])
 		}
 	}
-	if len(compiles) != 3 || !overlap {
-		t.Errorf("trace: %d device compiles (want 3), overlapping: %v", len(compiles), overlap)
+	if len(device) != 3 || !devOverlap || !hostOverlap || !embedded {
+		t.Errorf("trace: %d device compiles (want 3), overlapping each other: %v, the host compile: %v; embed step: %v",
+			len(device), devOverlap, hostOverlap, embedded)
 	}
 }
 

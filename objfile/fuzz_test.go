@@ -314,3 +314,31 @@ func FuzzRemoveSections(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReplaceSection: ReplaceSection never panics or modifies its input,
+// and what it returns parses with the new contents in place.
+func FuzzReplaceSection(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, ".text", []byte{1, 2, 3})
+		f.Add(s, ".data", bytes.Repeat([]byte{7}, 100))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, name string, data []byte) {
+		orig := bytes.Clone(b)
+		out, err := ReplaceSection(b, name, data)
+		if !bytes.Equal(b, orig) {
+			t.Fatal("ReplaceSection modified its input")
+		}
+		if err != nil {
+			return
+		}
+		secs, err := Sections(out)
+		if err != nil {
+			t.Fatalf("output does not parse: %v", err)
+		}
+		for _, s := range secs {
+			if s.Name == name && !bytes.Equal(s.Data, data) {
+				t.Fatalf("section %s holds %d bytes, want %d", name, len(s.Data), len(data))
+			}
+		}
+	})
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/offcc/offcc/inspect"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/toolchain"
 )
@@ -76,7 +77,7 @@ var tools = []struct {
 		}},
 	{"inspect", "describe the offload containers in files (--json for tools)",
 		func(_ context.Context, args []string) int { return inspect.Main("offcc", args, os.Stdout, os.Stderr) }},
-	{"offload-embed", "offcc offload-embed -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section",
+	{"offload-embed", "offcc offload-embed [--hip-fatbin] -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section (or a HIP fat binary as its .hip_fatbin)",
 		func(_ context.Context, args []string) int { return embedMain(args, os.Stdout, os.Stderr) }},
 	{"linker-wrapper", "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
 		linkerWrapperMain},
@@ -159,14 +160,26 @@ func printVersion(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
+const embedUsage = `USAGE: offcc offload-embed -o OUT HOST.o BLOB...
+       offcc offload-embed --hip-fatbin -o OUT HOST.o FATBIN
+
+Without --hip-fatbin: OUT is HOST.o with the offload binaries BLOB... as its
+.llvm.offloading section, as clang's -fembed-offload-object adds them.
+With --hip-fatbin: OUT is HOST.o, a HIP host object compiled with
+-fcuda-include-gpubinary /dev/null, with FATBIN in its .hip_fatbin section,
+laid out as if compiled with -fcuda-include-gpubinary FATBIN.`
+
 func embedMain(args []string, stdout, stderr io.Writer) int {
 	var out string
 	var inputs []string
+	hip := false
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "-h" || a == "--help":
-			fmt.Fprintln(stdout, "USAGE: offcc offload-embed -o OUT HOST.o BLOB...")
+			fmt.Fprintln(stdout, embedUsage)
 			return 0
+		case a == "--hip-fatbin":
+			hip = true
 		case a == "-o" && i+1 < len(args):
 			out = args[i+1]
 			i++
@@ -179,12 +192,28 @@ func embedMain(args []string, stdout, stderr io.Writer) int {
 			inputs = append(inputs, a)
 		}
 	}
-	if out == "" || len(inputs) < 2 {
-		fmt.Fprintln(stderr, "offcc: error: offload-embed: usage: offcc offload-embed -o OUT HOST.o BLOB...")
+	if out == "" || len(inputs) < 2 || (hip && len(inputs) != 2) {
+		fmt.Fprintln(stderr, "offcc: error: offload-embed: usage: offcc offload-embed [--hip-fatbin] -o OUT HOST.o BLOB...")
 		return 1
 	}
 	err := atomicfile.WriteFunc(out, 0o666, func(w io.Writer) error {
-		return packager.EmbedFiles(w, inputs[0], inputs[1:])
+		if !hip {
+			return packager.EmbedFiles(w, inputs[0], inputs[1:])
+		}
+		obj, err := os.ReadFile(inputs[0])
+		if err != nil {
+			return err
+		}
+		fb, err := os.ReadFile(inputs[1])
+		if err != nil {
+			return err
+		}
+		merged, err := objfile.ReplaceSection(obj, ".hip_fatbin", fb)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(merged)
+		return err
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "offcc: error: %v\n", err)

@@ -1,0 +1,76 @@
+package objfile
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
+)
+
+// TestReplaceSectionLikeTheCompiler compiles a HIP host object once with an
+// empty fat binary (-fcuda-include-gpubinary /dev/null) and once with each
+// of several fat binaries: replacing .hip_fatbin in the first gives the
+// second byte for byte.
+func TestReplaceSectionLikeTheCompiler(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "k.hip")
+	os.WriteFile(src, []byte(`#define __global__ __attribute__((global))
+struct dim3 { unsigned x, y, z; __attribute__((host,device)) dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {} };
+extern "C" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, void *);
+__global__ void k(int *p) { *p = 1; }
+static const double table[2] = {1.5, 2.5};
+double f(int i) { return table[i]; }
+`), 0o644)
+	compile := func(gpubinary, out string) []byte {
+		t.Helper()
+		cmd := exec.Command(clang, "-x", "hip", "--offload-arch=gfx906", "-nogpuinc", "-nogpulib", "-O2",
+			"--offload-host-only", "-cuid=fixed", "-Xclang", "-fcuda-include-gpubinary", "-Xclang", gpubinary,
+			"-c", src, "-o", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	empty := compile("/dev/null", filepath.Join(dir, "empty.o"))
+	for _, size := range []int{1, 7, 8, 1001, 4096, 42264} {
+		data := bytes.Repeat([]byte{0xa5}, size)
+		data[0] = byte(size)
+		fb := filepath.Join(dir, "fb")
+		os.WriteFile(fb, data, 0o644)
+		want := compile(fb, filepath.Join(dir, "want.o"))
+		got, err := ReplaceSection(empty, ".hip_fatbin", data)
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("size %d: replaced object (%d bytes) differs from the compiled one (%d bytes)", size, len(got), len(want))
+		}
+		// Replacing back gives the empty object again.
+		if back, err := ReplaceSection(got, ".hip_fatbin", nil); err != nil || !bytes.Equal(back, empty) {
+			t.Errorf("size %d: replacing back: %v", size, err)
+		}
+	}
+}
+
+func TestReplaceSectionErrors(t *testing.T) {
+	obj := smallObject(t, t.TempDir())
+	for _, tc := range []struct{ name, section string }{
+		{"missing", ".nope"},
+		{"not progbits", ".symtab"},
+	} {
+		if _, err := ReplaceSection(obj, tc.section, []byte("x")); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	if _, err := ReplaceSection([]byte("not an object"), ".text", nil); err == nil {
+		t.Error("garbage: no error")
+	}
+}
