@@ -7,7 +7,6 @@ import (
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/linkerwrapper"
-	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
 )
 
@@ -58,17 +57,5 @@ func (s *steps) bundle(sh *actions.Shell, args []string) error {
 // fat binary, with fatbin's bytes in its .hip_fatbin section. An
 // *objfile.ReplaceError says the object cannot be laid out that way.
 func (s *steps) embedHIP(sh *actions.Shell, out, hostObj, fatbin string) error {
-	obj, err := os.ReadFile(hostObj)
-	if err != nil {
-		return err
-	}
-	fb, err := os.ReadFile(fatbin)
-	if err != nil {
-		return err
-	}
-	merged, err := objfile.ReplaceSection(obj, ".hip_fatbin", fb)
-	if err != nil {
-		return err
-	}
-	return sh.WriteFile(out, merged, 0o666)
+	return sh.WriteTo(out, 0o666, func(w io.Writer) error { return packager.EmbedHIPFatbinFile(w, hostObj, fatbin) })
 }

@@ -3,6 +3,7 @@ package packager
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/offcc/offcc/internal/mmapfile"
@@ -105,4 +106,26 @@ func EmbedFiles(w io.Writer, hostObj string, blobs []string) error {
 		return fmt.Errorf("%s: %v", hostObj, err)
 	}
 	return nil
+}
+
+// EmbedHIPFatbinFile writes to w the HIP host object hostObj, compiled with
+// an empty fat binary (-fcuda-include-gpubinary /dev/null), with the fat
+// binary file fatbin in its .hip_fatbin section, laid out as if compiled
+// with it (objfile.ReplaceSection; an *objfile.ReplaceError says the object
+// cannot be).
+func EmbedHIPFatbinFile(w io.Writer, hostObj, fatbin string) error {
+	obj, err := os.ReadFile(hostObj)
+	if err != nil {
+		return err
+	}
+	fb, err := os.ReadFile(fatbin)
+	if err != nil {
+		return err
+	}
+	merged, err := objfile.ReplaceSection(obj, ".hip_fatbin", fb)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(merged)
+	return err
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/offcc/offcc/inspect"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/linkerwrapper"
-	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/toolchain"
 )
@@ -197,23 +196,10 @@ func embedMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	err := atomicfile.WriteFunc(out, 0o666, func(w io.Writer) error {
-		if !hip {
-			return packager.EmbedFiles(w, inputs[0], inputs[1:])
+		if hip {
+			return packager.EmbedHIPFatbinFile(w, inputs[0], inputs[1])
 		}
-		obj, err := os.ReadFile(inputs[0])
-		if err != nil {
-			return err
-		}
-		fb, err := os.ReadFile(inputs[1])
-		if err != nil {
-			return err
-		}
-		merged, err := objfile.ReplaceSection(obj, ".hip_fatbin", fb)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(merged)
-		return err
+		return packager.EmbedFiles(w, inputs[0], inputs[1:])
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "offcc: error: %v\n", err)
