@@ -58,6 +58,7 @@ SUBCOMMANDS:
   offload-bundler  bundle, unbundle or list offload bundles (clang-offload-bundler)
   inspect          describe the offload containers in files (--json for tools)
   offload-embed    add offload binaries to a host object's .llvm.offloading
+                   (--hip-fatbin: a HIP fat binary to its .hip_fatbin)
   linker-wrapper   link stage (clang-linker-wrapper's command line)
   version          print offcc's version and the LLVM it drives
 
