@@ -234,9 +234,6 @@ func (p *planner) bindHIPEmbed(j *clangJob, c *cc1Job, host *actions.Action) err
 			host.Outputs[i] = hostOnly
 		}
 	}
-	fallback := *host
-	fallback.Command, fallback.Reads = original, append(slices.Clone(host.Reads), fatbin)
-	fallback.Outputs = []*actions.Artifact{final}
 	embed := &actions.Action{
 		Kind: actions.Embed, Offload: p.offload, Target: host.Target,
 		Inputs:  []*actions.Artifact{hostOnly, fatbin},
@@ -256,8 +253,14 @@ func (p *planner) bindHIPEmbed(j *clangJob, c *cc1Job, host *actions.Action) err
 		err := steps.embedHIP(sh, final.Path, hostOnly.Path, fatbin.Path)
 		var re *objfile.ReplaceError
 		if errors.As(err, &re) {
-			fb := fallback
-			return []*actions.Action{&fb}, nil
+			// The host compile as clang runs it: it reads the fat binary
+			// and writes -o (its dependency file, if any, again).
+			return []*actions.Action{{
+				Kind: host.Kind, Offload: host.Offload, Target: host.Target, Cost: host.Cost,
+				Command: original, Inputs: host.Inputs,
+				Reads:   append(slices.Clone(host.Reads), fatbin),
+				Outputs: []*actions.Artifact{final},
+			}}, nil
 		}
 		return nil, err
 	}

@@ -30,18 +30,7 @@ type traceDoc struct {
 	DisplayTimeUnit string `json:"displayTimeUnit"`
 }
 
-func readTrace(t *testing.T, path string) traceDoc {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("job trace not written: %v", err)
-	}
-	var doc traceDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("job trace is not JSON: %v\n%s", err, b)
-	}
-	return doc
-}
+func readTrace(t *testing.T, path string) traceDoc { t.Helper(); return readJSON[traceDoc](t, path) }
 
 // TestJobTrace builds a program in one step with --job-trace and checks
 // the Chrome trace: one complete event per job, the link stage's device

@@ -32,18 +32,18 @@ type dbEntry struct {
 	Output    string   `json:"output"`
 }
 
-func readDB(t *testing.T, path string) []dbEntry {
+// readJSON reads the JSON file path into a T, failing the test when it is
+// missing or not JSON.
+func readJSON[T any](t *testing.T, path string) T {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	var v T
+	if err := json.Unmarshal(mustRead(t, path), &v); err != nil {
+		t.Fatalf("%s is not JSON: %v", path, err)
 	}
-	var db []dbEntry
-	if err := json.Unmarshal(data, &db); err != nil {
-		t.Fatalf("%s: %v\n%s", path, err, data)
-	}
-	return db
+	return v
 }
+
+func readDB(t *testing.T, path string) []dbEntry { t.Helper(); return readJSON[[]dbEntry](t, path) }
 
 // deviceCC1 returns, for each cc1 job of clang -### with args that
 // compiles for an offload device, its -target-cpu (or triple).
