@@ -43,8 +43,8 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 	}
 	idx := uint64(target + 1) // Sections omits index 0
 	h := f.shdr(idx)
-	if h.typ != 1 { // SHT_PROGBITS
-		return nil, replaceErr(name, fmt.Sprintf("type %#x, not SHT_PROGBITS", h.typ))
+	if h.typ != 1 && h.typ != SHTLLVMOffloading { // SHT_PROGBITS
+		return nil, replaceErr(name, fmt.Sprintf("type %#x, not SHT_PROGBITS or SHT_LLVM_OFFLOADING", h.typ))
 	}
 	if err := checkNoSizedSymbols(f, idx); err != nil {
 		return nil, replaceErr(name, fmt.Sprintf("%v", err))
@@ -52,10 +52,14 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 	// The first section stored after the old contents fixes the distance:
 	// the writer placed it at the next multiple of its alignment.
 	oldEnd, newEnd := h.offset+h.size, h.offset+uint64(len(data))
+	// A section moves when it is stored after the old contents; an empty
+	// section at the very end of them moves only when its header comes
+	// later (an empty section before it stays).
+	after := func(i, off uint64) bool { return off > oldEnd || off == oldEnd && i > idx }
 	next, nextAlign := uint64(0), uint64(1)
 	for i := uint64(1); i < f.shnum; i++ {
 		s := f.shdr(i)
-		if i != idx && s.offset >= oldEnd && (next == 0 || s.offset < next) {
+		if i != idx && after(i, s.offset) && (next == 0 || s.offset < next) {
 			next, nextAlign = s.offset, max(s.addralign, 1)
 		}
 	}
@@ -66,14 +70,13 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 		return nil, replaceErr(name, "the data after it is not where the object writer puts it")
 	}
 	delta := int64(alignUp(newEnd, nextAlign)) - int64(next)
-	moves := func(off uint64) bool { return off >= oldEnd }
 	for i := uint64(1); i < f.shnum; i++ {
 		s := f.shdr(i)
-		if i != idx && moves(s.offset) && delta%int64(max(s.addralign, 1)) != 0 {
+		if i != idx && after(i, s.offset) && delta%int64(max(s.addralign, 1)) != 0 {
 			return nil, replaceErr(name, fmt.Sprintf("moving section %d by %d bytes would break its %d-byte alignment", i, delta, s.addralign))
 		}
 	}
-	if moves(f.shoff) && delta%8 != 0 {
+	if f.shoff >= oldEnd && delta%8 != 0 {
 		return nil, replaceErr(name, fmt.Sprintf("moving the section headers by %d bytes would break their alignment", delta))
 	}
 	tailStart := next // everything from here moves by delta
@@ -89,7 +92,7 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 	out = append(out, obj[tailStart:]...)
 	// Fix the ELF header's section header offset and every moved header.
 	shoff := f.shoff
-	if moves(shoff) {
+	if shoff >= oldEnd {
 		shoff = uint64(int64(shoff) + delta)
 		le.PutUint64(out[0x28:], shoff)
 	}
@@ -98,7 +101,7 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 		switch {
 		case i == idx:
 			s.size = uint64(len(data))
-		case moves(s.offset):
+		case after(i, s.offset):
 			s.offset = uint64(int64(s.offset) + delta)
 		default:
 			continue

@@ -74,3 +74,44 @@ func TestReplaceSectionErrors(t *testing.T) {
 		t.Error("garbage: no error")
 	}
 }
+
+// TestReplaceOffloadSectionLikeTheCompiler compiles a host object with an
+// empty offload binary (-fembed-offload-object=/dev/null), whose
+// .llvm.offloading section is then empty and sits right where later
+// sections start, and with real offload binaries of several sizes (each a
+// multiple of 8, as offload binaries are): filling the empty section gives
+// the compiled object byte for byte.
+func TestReplaceOffloadSectionLikeTheCompiler(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "h.c")
+	os.WriteFile(src, []byte("static const double table[2] = {1.5, 2.5};\ndouble f(int i) { return table[i]; }\nint g(void) { return 42; }\n"), 0o644)
+	compile := func(blob, out string) []byte {
+		t.Helper()
+		cmd := exec.Command(clang, "-O2", "-c", "-Xclang", "-fembed-offload-object="+blob, src, "-o", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	empty := compile("/dev/null", filepath.Join(dir, "empty.o"))
+	for _, size := range []int{8, 160, 4096, 40008} {
+		// Any bytes do: clang copies the file into the section as it is.
+		data := bytes.Repeat([]byte{0x5a}, size)
+		data[0] = byte(size)
+		blob := filepath.Join(dir, "blob")
+		os.WriteFile(blob, data, 0o644)
+		want := compile(blob, filepath.Join(dir, "want.o"))
+		got, err := ReplaceSection(empty, ".llvm.offloading", data)
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("size %d: filled object (%d bytes) differs from the compiled one (%d bytes)", size, len(got), len(want))
+		}
+	}
+}

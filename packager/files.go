@@ -1,6 +1,8 @@
 package packager
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -82,8 +84,13 @@ func Embed(w io.Writer, obj []byte, blobs [][]byte) error {
 	})
 }
 
-// EmbedFiles is Embed for a host object file and offload binary files,
-// which are mapped, not copied.
+// EmbedFiles is Embed for a host object file and offload binary files. A
+// host object compiled with an empty offload binary
+// (-fembed-offload-object=/dev/null) has an empty .llvm.offloading
+// section: it is filled with the blobs, laid out as if the object had been
+// compiled with them (objfile.ReplaceSection), which is the object clang
+// writes. Where that layout cannot be had, the empty section is dropped
+// and the blobs are added as Embed does.
 func EmbedFiles(w io.Writer, hostObj string, blobs []string) error {
 	obj, err := mmapfile.Open(hostObj)
 	if err != nil {
@@ -102,10 +109,40 @@ func EmbedFiles(w io.Writer, hostObj string, blobs []string) error {
 		}
 		data[i] = f.Data
 	}
-	if err := Embed(w, obj.Data, data); err != nil {
+	host := obj.Data
+	if hasEmptyOffloadSection(host) {
+		merged, err := objfile.ReplaceSection(host, ".llvm.offloading", bytes.Join(data, nil))
+		var re *objfile.ReplaceError
+		switch {
+		case err == nil:
+			_, err = w.Write(merged)
+			return err
+		case !errors.As(err, &re):
+			return fmt.Errorf("%s: %v", hostObj, err)
+		}
+		if host, err = objfile.RemoveSections(host, func(name string) bool { return name == ".llvm.offloading" }); err != nil {
+			return fmt.Errorf("%s: %v", hostObj, err)
+		}
+	}
+	if err := Embed(w, host, data); err != nil {
 		return fmt.Errorf("%s: %v", hostObj, err)
 	}
 	return nil
+}
+
+// hasEmptyOffloadSection reports whether the ELF object obj has an empty
+// .llvm.offloading section.
+func hasEmptyOffloadSection(obj []byte) bool {
+	secs, err := objfile.Sections(obj)
+	if err != nil {
+		return false
+	}
+	for _, s := range secs {
+		if s.Name == ".llvm.offloading" && len(s.Data) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // EmbedHIPFatbinFile writes to w the HIP host object hostObj, compiled with
