@@ -43,7 +43,7 @@ func (p *planner) bindCC1(j *clangJob, c *cc1Job, kind actions.Kind) error {
 	if a.Reads, err = p.inputs(j, c.reads); err != nil {
 		return err
 	}
-	if kind == actions.Backend && !a.Device && c.mode == "-emit-obj" && len(c.embed) > 0 {
+	if (kind == actions.Backend || p.offload == actions.SYCL && kind == actions.Compile) && !a.Device && c.mode == "-emit-obj" && len(c.embed) > 0 {
 		return p.bindSplitEmbed(j, c, a)
 	}
 	blobs, err := p.inputs(j, c.embed)
@@ -132,9 +132,16 @@ func (p *planner) bindSplitEmbed(j *clangJob, c *cc1Job, backend *actions.Action
 	}
 	hostOnly := p.temp(c.output, ".o")
 	var args []string
+	embedded := false
 	for i, arg := range j.argv {
 		switch {
 		case strings.HasPrefix(arg, "-fembed-offload-object="):
+			// An empty .llvm.offloading section where clang puts it,
+			// filled by the embed step.
+			if !embedded {
+				args = append(args, "-fembed-offload-object=/dev/null")
+				embedded = true
+			}
 			continue
 		case i == c.outputArg:
 			arg = hostOnly.Path
@@ -159,6 +166,10 @@ func (p *planner) bindSplitEmbed(j *clangJob, c *cc1Job, backend *actions.Action
 	blobs := c.embed
 	// The original job names the files of both actions.
 	if err := p.checkBound(j, backend.Inputs, backend.Reads, embed.Inputs, embed.Outputs); err != nil {
+		return err
+	}
+	// A host compile from source (SYCL) keeps its dependency file.
+	if err := p.bindDepFile(j, c, backend); err != nil {
 		return err
 	}
 	if err := p.plan.Graph.Add(backend); err != nil {

@@ -77,6 +77,7 @@ type offloadBuilder interface {
 var builders = map[actions.OffloadKind]offloadBuilder{
 	actions.OpenMP: openmpBuilder{},
 	actions.HIP:    hipBuilder{},
+	actions.SYCL:   syclBuilder{},
 }
 
 // planner builds a Plan from clang's jobs. It binds every file a job reads

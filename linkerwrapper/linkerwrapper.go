@@ -147,7 +147,7 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		return nil, errors.New("--emit-fatbin-only is not supported yet")
 	case o.overrideImage:
 		return nil, errors.New("--override-image is not supported yet")
-	case o.linkerPath == "":
+	case o.linkerPath == "" && o.syclbin == "":
 		return nil, errors.New("linker path missing, must pass 'linker-path'")
 	}
 	if out == nil {
@@ -159,6 +159,9 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		l.tmpDir = os.TempDir()
 	}
 
+	if o.syclbin != "" {
+		return l.planSYCLBIN()
+	}
 	res, err := scanInputs(o)
 	if err != nil {
 		return nil, err
@@ -171,31 +174,56 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		return []*actions.Action{l.handOff(cl.args)}, nil
 	}
 	for _, im := range res.images {
-		if im.image.Offload != packager.OffloadOpenMP {
-			return nil, fmt.Errorf("wrapping %s device images is not supported yet", im.image.Offload)
+		if k := im.image.Offload; k != packager.OffloadOpenMP && k != packager.OffloadSYCL {
+			return nil, fmt.Errorf("wrapping %s device images is not supported yet", k)
 		}
 	}
 	var acts []*actions.Action
-	var devs []*deviceLink
+	// Device links by offload kind, kinds in first-seen order, as
+	// clang-linker-wrapper wraps them.
+	var kinds []packager.OffloadKind
+	devs := map[packager.OffloadKind][]*deviceLink{}
 	for _, gr := range groupImages(res.images) {
-		d, err := l.deviceLink(gr)
+		kind, err := gr.offloadKind()
+		if err != nil {
+			return nil, err
+		}
+		d, err := l.deviceLink(gr, kind)
 		if err != nil {
 			return nil, err
 		}
 		acts = append(acts, d.extract, d.link)
-		devs = append(devs, d)
+		if devs[kind] == nil {
+			kinds = append(kinds, kind)
+		}
+		devs[kind] = append(devs[kind], d)
 	}
-	var wrapperObj *actions.Artifact
-	if len(devs) > 0 {
-		wrap, compile, err := l.wrapActions(devs)
+	var wrapperObjs []*actions.Artifact
+	for _, kind := range kinds {
+		var wrap, compile *actions.Action
+		var err error
+		if kind == packager.OffloadSYCL {
+			wrap, compile, err = l.syclWrapActions(devs[kind])
+		} else {
+			wrap, compile, err = l.wrapActions(devs[kind])
+		}
 		if err != nil {
 			return nil, err
 		}
 		acts = append(acts, wrap, compile)
-		wrapperObj = compile.Outputs[0]
+		wrapperObjs = append(wrapperObjs, compile.Outputs[0])
 	}
-	acts = append(acts, l.hostLink(wrapperObj))
+	acts = append(acts, l.hostLink(wrapperObjs))
 	return acts, nil
+}
+
+// actionOffload is the offload model of the actions that handle images of
+// the given kind.
+func actionOffload(kind packager.OffloadKind) actions.OffloadKind {
+	if kind == packager.OffloadSYCL {
+		return actions.SYCL
+	}
+	return actions.OpenMP
 }
 
 // input returns the artifact for an input file of the link, once per path.
@@ -231,15 +259,19 @@ func (l *linkPlan) handOff(args []string) *actions.Action {
 	}
 }
 
-// hostLink runs the host linker with the registration object placed right
+// hostLink runs the host linker with the registration objects placed right
 // after the output option, as clang-linker-wrapper does.
-func (l *linkPlan) hostLink(wrapperObj *actions.Artifact) *actions.Action {
+func (l *linkPlan) hostLink(wrapperObjs []*actions.Artifact) *actions.Action {
 	o := l.o
 	hostArgs := append([]string(nil), o.hostArgs...)
 	inputs := l.hostInputs()
-	if wrapperObj != nil {
-		hostArgs = append(hostArgs[:o.outIndex+1], append([]string{wrapperObj.Path}, hostArgs[o.outIndex+1:]...)...)
-		inputs = append(inputs, wrapperObj)
+	if len(wrapperObjs) > 0 {
+		var paths []string
+		for _, w := range wrapperObjs {
+			paths = append(paths, w.Path)
+		}
+		hostArgs = append(hostArgs[:o.outIndex+1], append(paths, hostArgs[o.outIndex+1:]...)...)
+		inputs = append(inputs, wrapperObjs...)
 	}
 	return &actions.Action{
 		Kind: actions.HostLink, Offload: actions.OpenMP,
@@ -278,15 +310,19 @@ type deviceLink struct {
 
 // deviceLink plans the device link clang-linker-wrapper would run for a
 // group, and the extraction of its images.
-func (l *linkPlan) deviceLink(gr *group) (*deviceLink, error) {
+func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink, error) {
 	o := l.o
 	arch := gr.id.Arch
 	if arch == "generic" {
 		arch = ""
 	}
 	triple := gr.id.Triple
+	if !linkable(triple) {
+		return nil, fmt.Errorf("%s linking is not supported", target.ArchName(triple))
+	}
+	offload := actionOffload(kind)
 	ex := &actions.Action{
-		Kind: actions.Extract, Offload: actions.OpenMP, Device: true, Target: gr.id, Cost: 0.02,
+		Kind: actions.Extract, Offload: offload, Device: true, Target: gr.id, Cost: 0.02,
 	}
 	var files []string
 	var data [][]byte
@@ -310,7 +346,7 @@ func (l *linkPlan) deviceLink(gr *group) (*deviceLink, error) {
 		return nil
 	}
 	out := l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(triple), arch), "img")
-	amd, nv := target.IsAMDGPU(triple), target.IsNVPTX(triple)
+	amd, nv, spirv := target.IsAMDGPU(triple), target.IsNVPTX(triple), target.IsSPIRV(triple)
 	// -dumpdir names the full output path, the temporary only its base name.
 	dumpdir := fmt.Sprintf("%s.%s.%s.img.", o.output, target.ArchName(triple), arch)
 	a := []string{l.cfg.clang(), "--no-default-config", "-o", out, "-dumpdir", dumpdir, "--target=" + triple}
@@ -327,11 +363,11 @@ func (l *linkPlan) deviceLink(gr *group) (*deviceLink, error) {
 	for _, v := range o.pluginOpts {
 		a = append(a, "-Xlinker", "--plugin-opt="+v)
 	}
-	if !nv {
+	if !nv && !spirv {
 		a = append(a, "-Wl,--no-undefined")
 	}
 	a = append(a, files...)
-	if !amd && !nv {
+	if !target.IsGPU(triple) {
 		a = append(a, "-Wl,-Bsymbolic", "-shared")
 		libs, err := hostLibraries(o)
 		if err != nil {
@@ -351,6 +387,10 @@ func (l *linkPlan) deviceLink(gr *group) (*deviceLink, error) {
 	if o.cudaPath != "" {
 		a = append(a, "--cuda-path="+o.cudaPath)
 	}
+	if kind == packager.OffloadSYCL {
+		// clang runs clang-sycl-linker for --sycl-link.
+		a = append(a, "--sycl-link", "-Xlinker", "-triple="+triple, "-Xlinker", "-arch="+arch)
+	}
 	for _, v := range o.linkerArgs {
 		a = append(a, "-Xlinker", v)
 	}
@@ -366,11 +406,22 @@ func (l *linkPlan) deviceLink(gr *group) (*deviceLink, error) {
 		}
 	}
 	link := &actions.Action{
-		Kind: actions.DeviceLink, Offload: actions.OpenMP, Device: true, Target: gr.id,
+		Kind: actions.DeviceLink, Offload: offload, Device: true, Target: gr.id,
 		Inputs:  ex.Outputs,
 		Outputs: []*actions.Artifact{actions.NewArtifact(out)},
 		Command: a,
 		Cost:    1,
+	}
+	if kind == packager.OffloadSYCL && filepath.IsAbs(l.cfg.clang()) {
+		// clang 22 runs clang-sycl-linker by its bare name, found on
+		// PATH only: the one in clang's own directory (the real one,
+		// /usr/lib/llvm-22/bin for Debian's /usr/bin/clang-22) comes
+		// first.
+		dir := filepath.Dir(l.cfg.clang())
+		if real, err := filepath.EvalSymlinks(l.cfg.clang()); err == nil {
+			dir = filepath.Dir(real)
+		}
+		link.Env = []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
 	}
 	return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
 }
