@@ -3,9 +3,12 @@ package inspect
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/bundler/ccob"
@@ -125,12 +128,27 @@ func (w *walker) offloadBinary(data []byte, depth int) (*Node, error) {
 	}
 	var nodes []*Node
 	for _, b := range blobs {
-		n := w.node("offload-binary", data[b.Offset:b.Offset+b.Size])
+		blob := data[b.Offset : b.Offset+b.Size]
+		n := w.node("offload-binary", blob)
 		n.Version = b.Version
+		if isSYCLBINv2(&b, blob) {
+			// One SYCLBIN spread over all the entries (FORMATS.md §3.6).
+			f, _, err := syclbin.Decode(blob)
+			if err != nil {
+				return nil, wrap(err, "offload binary at offset %#x", n.Offset)
+			}
+			s, err := w.syclbinNode(f, blob, "v2", depth)
+			if err != nil {
+				return nil, wrap(err, "offload binary at offset %#x", n.Offset)
+			}
+			n.Children = append(n.Children, s)
+			nodes = append(nodes, n)
+			continue
+		}
 		for i, im := range b.Images {
 			c := w.node("image", im.Data)
 			c.Format = im.Kind.String()
-			if im.Kind == 7 {
+			if im.Kind == syclbin.ImageKindSYCLBIN || im.Kind == syclbin.ImageKindSYCLBINOld && syclbin.IsSYCLBIN(im.Data) {
 				c.Format = "syclbin"
 			}
 			c.Producer = im.Offload.String()
@@ -153,6 +171,10 @@ func (w *walker) offloadBinary(data []byte, depth int) (*Node, error) {
 			if err := w.children(c, im.Data, depth); err != nil {
 				return nil, wrap(err, "offload binary at offset %#x: image %d", n.Offset, i)
 			}
+			if len(c.Children) == 1 && c.Children[0].Kind == "syclbin" {
+				// A SYCLBIN body in its envelope, as -fsyclbin writes it.
+				c.Children[0].Keys["encoding"] = syclbin.EncodingV1.String()
+			}
 			n.Children = append(n.Children, c)
 		}
 		nodes = append(nodes, n)
@@ -161,6 +183,14 @@ func (w *walker) offloadBinary(data []byte, depth int) (*Node, error) {
 		return nodes[0], nil
 	}
 	return &Node{Kind: "sequence", Offset: w.offset(data), Size: uint64(len(data)), Children: nodes}, nil
+}
+
+// isSYCLBINv2 reports whether the offload binary b (whose bytes are blob)
+// is a SYCLBIN in DPC++'s version 2 encoding: a v2 offload binary whose
+// IMG_SYCLBIN entries are the parts of one SYCLBIN, rather than an
+// envelope around a SYCLBIN body.
+func isSYCLBINv2(b *packager.Blob, blob []byte) bool {
+	return b.Version == 2 && len(b.Images) > 0 && !syclbin.IsSYCLBIN(b.Images[0].Data) && syclbin.IsFile(blob)
 }
 
 func (w *walker) compressed(data []byte, depth int) (*Node, int, error) {
@@ -461,36 +491,56 @@ func (w *walker) archive(data []byte, depth int) (*Node, error) {
 	return n, nil
 }
 
+// syclbin describes a bare SYCLBIN body; an offload binary around it
+// marks it as encoding v1.
 func (w *walker) syclbin(data []byte, depth int) (*Node, error) {
 	f, err := syclbin.Parse(data)
 	if err != nil {
 		return nil, wrap(err, "at offset %#x", w.offset(data))
 	}
+	return w.syclbinNode(f, data, "bare", depth)
+}
+
+// syclbinNode describes the SYCLBIN f read from data in the given
+// encoding ("bare", "v1", "v2"): its state, the global property sets, and
+// per abstract module its kernels, property sets, IR modules and native
+// images, with what the device code is under each. Property sets whose
+// every key is already shown (the state, the IR type and target, the
+// native arch and target, kernel names with value 1) are left out.
+func (w *walker) syclbinNode(f *syclbin.File, data []byte, encoding string, depth int) (*Node, error) {
 	n := w.node("syclbin", data)
 	n.Version = f.Version
+	n.Keys = map[string]string{"encoding": encoding}
 	if st, ok := f.State(); ok {
-		n.Keys = map[string]string{"state": syclbinState(st)}
+		n.Keys["state"] = syclbin.StateName(st)
 	}
-	for i, am := range f.Modules {
-		c := &Node{Kind: "syclbin-module", Name: strconv.Itoa(i)}
-		for _, ir := range am.IR {
+	n.Children = propertySets(&f.GlobalMetadata)
+	for i := range f.Modules {
+		am := &f.Modules[i]
+		c := &Node{Kind: "syclbin-module", Name: strconv.Itoa(i), Kernels: am.KernelNames()}
+		c.Children = propertySets(&am.Metadata)
+		for j := range am.IR {
+			ir := &am.IR[j]
 			k := w.node("syclbin-ir", ir.Data)
 			k.Triple, _ = ir.Target()
 			if t, ok := ir.Type(); ok {
 				k.Format = irTypeName(t)
 			}
+			k.Children = propertySets(&ir.Metadata)
 			if err := w.children(k, ir.Data, depth); err != nil {
-				return nil, wrap(err, "SYCLBIN module %d", i)
+				return nil, wrap(err, "SYCLBIN module %d: IR module %d", i, j)
 			}
 			c.Children = append(c.Children, k)
 			c.Size += k.Size
 		}
-		for _, ni := range am.Native {
+		for j := range am.Native {
+			ni := &am.Native[j]
 			k := w.node("syclbin-native", ni.Data)
 			k.Triple, _ = ni.Target()
 			k.Arch, _ = ni.Arch()
+			k.Children = propertySets(&ni.Metadata)
 			if err := w.children(k, ni.Data, depth); err != nil {
-				return nil, wrap(err, "SYCLBIN module %d", i)
+				return nil, wrap(err, "SYCLBIN module %d: native image %d", i, j)
 			}
 			c.Children = append(c.Children, k)
 			c.Size += k.Size
@@ -498,6 +548,89 @@ func (w *walker) syclbin(data []byte, depth int) (*Node, error) {
 		n.Children = append(n.Children, c)
 	}
 	return n, nil
+}
+
+// shownType returns the value type with which key of the predefined
+// SYCLBIN property set called set is shown as a node's state, format,
+// triple or arch, and whether it is shown at all.
+func shownType(set, key string) (syclbin.PropertyType, bool) {
+	switch {
+	case set == syclbin.GlobalMetadataSet && key == syclbin.StateKey,
+		set == syclbin.IRModuleMetadataSet && key == syclbin.TypeKey:
+		return syclbin.TypeUInt32, true
+	case set == syclbin.IRModuleMetadataSet && key == syclbin.TargetKey,
+		set == syclbin.NativeImageMetadataSet && (key == syclbin.ArchKey || key == syclbin.TargetKey):
+		return syclbin.TypeByteArray, true
+	}
+	return 0, false
+}
+
+// propertySets returns a node per property set of r that holds something
+// not shown elsewhere, its keys and values in Keys.
+func propertySets(r *syclbin.PropertySetRegistry) []*Node {
+	var nodes []*Node
+	for _, s := range r.Sets {
+		shown := len(s.Properties) > 0
+		for _, p := range s.Properties {
+			if s.Name == syclbin.KernelNamesSet {
+				shown = shown && p.Value.Type == syclbin.TypeUInt32 && p.Value.UInt32 == 1
+			} else if t, ok := shownType(s.Name, p.Key); !ok || t != p.Value.Type {
+				shown = false
+			}
+		}
+		if shown {
+			continue
+		}
+		n := &Node{Kind: "syclbin-property-set", Name: s.Name}
+		if len(s.Properties) > 0 {
+			n.Keys = make(map[string]string, len(s.Properties))
+		}
+		for _, p := range s.Properties {
+			n.Keys[p.Key] = propertyValue(p.Value)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes
+}
+
+// maxShownBytes is how many bytes of a byte-array property are shown.
+const maxShownBytes = 64
+
+// propertyValue shows a property value: a UINT32 in decimal, a byte array
+// as its text when it is printable, otherwise in hex (at most
+// maxShownBytes of it), with its bit length when that is not a whole
+// number of bytes.
+func propertyValue(v syclbin.PropertyValue) string {
+	if v.Type == syclbin.TypeUInt32 {
+		return strconv.FormatUint(uint64(v.UInt32), 10)
+	}
+	b := v.Bytes
+	var s string
+	if printable(b) {
+		s = string(b)
+	} else {
+		s = "0x" + hex.EncodeToString(b[:min(len(b), maxShownBytes)])
+		if len(b) > maxShownBytes {
+			s += fmt.Sprintf("... (%d bytes)", len(b))
+		}
+	}
+	if v.Bits() != 8*uint64(len(b)) {
+		s += fmt.Sprintf(" (%d bits)", v.Bits())
+	}
+	return s
+}
+
+// printable reports whether b is UTF-8 text without control characters.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // irTypeName names a SYCLBIN IR module type.
@@ -511,19 +644,6 @@ func irTypeName(t uint32) string {
 		return "AMDGCN"
 	}
 	return "type " + strconv.FormatUint(uint64(t), 10)
-}
-
-// syclbinState names a SYCLBIN state value.
-func syclbinState(s uint32) string {
-	switch s {
-	case 0:
-		return "input"
-	case 1:
-		return "object"
-	case 2:
-		return "executable"
-	}
-	return strconv.FormatUint(uint64(s), 10)
 }
 
 func (w *walker) poclProgram(data []byte, depth int) (*Node, error) {

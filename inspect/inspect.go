@@ -16,10 +16,20 @@ type Node struct {
 	// "offload-binary", "image", "bundle", "bundle-entry",
 	// "compressed-bundle", "nv-fatbin", "nv-fatbin-entry",
 	// "nv-fatbin-wrapper", "syclbin", "syclbin-module", "syclbin-ir",
-	// "syclbin-native", "pocl-program", "pocl-kernel", "poclbin-archive",
-	// "file-entry", "bitcode", "spirv", "ptx" or "data".
+	// "syclbin-native", "syclbin-property-set", "pocl-program",
+	// "pocl-kernel", "poclbin-archive", "file-entry", "bitcode", "spirv",
+	// "ptx" or "data".
+	//
+	// A "syclbin" node (Version 1 or 2) has the keys "encoding" ("bare",
+	// "v1": in an offload binary image, "v2": spread over the entries of
+	// a version 2 offload binary, its parent) and "state". Its
+	// "syclbin-module" children (abstract modules, named by index) and
+	// "syclbin-property-set" nodes (named by set, keys and values in
+	// Keys) have no bytes of their own: Offset is 0, and a module's Size
+	// is the sum of its IR modules and native images.
 	Kind string `json:"kind"`
-	// Name is the file, archive member, section, bundle ID or entry path.
+	// Name is the file, archive member, section, bundle ID, entry path,
+	// SYCLBIN module index or property set.
 	Name string `json:"name,omitempty"`
 	// Offset is where the node starts in the file, or in the decompressed
 	// data for nodes under a compressed bundle or under an LZ4-compressed
@@ -45,6 +55,8 @@ type Node struct {
 	// ("lz4", "zstd", "legacy"), "compressed-size", "uncompressed-size",
 	// "identifier", "ptxas-options" and "debug".
 	Keys map[string]string `json:"keys,omitempty"`
+	// Kernels lists a SYCLBIN module's kernels ("SYCL/kernel names").
+	Kernels []string `json:"kernels,omitempty"`
 	// Error is set, on a root node of kind "error" only, when the file
 	// could not be read or parsed (Main's JSON output).
 	Error string `json:"error,omitempty"`

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,6 +256,14 @@ func FuzzInspect(f *testing.F) {
 	f.Add([]byte("__CLANG_OFFLOAD_BUNDLE__\x01\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\n// __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu-\nx\n// __CLANG_OFFLOAD_BUNDLE____END__ host-x86_64-unknown-linux-gnu-\n"))
 	f.Add([]byte("CCOB\x03\x00\x01\x00"))
+	// SYCLBIN in both encodings.
+	for _, enc := range []syclbin.Encoding{syclbin.EncodingV1, syclbin.EncodingV2} {
+		b, err := syclbin.Encode(syclbinFixture(), enc)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	// NVIDIA fat binaries: one nvcc wrote (a cubin, LZ4-compressed PTX),
 	// two back to back with padding, and stored PTX, ZSTD and unknown-kind
 	// entries.
@@ -610,5 +620,169 @@ func TestNVFatBinaryErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// syclbinFixture is a SYCLBIN with two abstract modules: kernels, an
+// extra property set, a SPIR-V IR module and a native image; kernel names
+// with other values; and a PTX module without a target.
+func syclbinFixture() *syclbin.File {
+	spirv := []byte{0x03, 0x02, 0x23, 0x07, 0x00, 0x04, 0x01, 0x00}
+	f := &syclbin.File{Version: 1}
+	f.SetState(syclbin.StateObject)
+	a := syclbin.AbstractModule{
+		IR:     []syclbin.IRModule{syclbin.NewIRModule(syclbin.IRTypeSPIRV, "spir64-unknown-unknown", spirv)},
+		Native: []syclbin.NativeImage{syclbin.NewNativeImage("bmg_g21", "spir64_gen-unknown-unknown", []byte("native"))},
+	}
+	a.SetKernelNames([]string{"_ZTS7KernelA", "_ZTS7KernelB"})
+	a.Metadata.Add("SYCL/misc properties", "optLevel", syclbin.UInt32Value(3))
+	a.Metadata.Add("SYCL/device requirements", "aspects", syclbin.BytesValue([]byte{1, 0, 0, 0}))
+	ptx := syclbin.IRModule{Data: []byte(".version 8.0\n.target sm_80\n")}
+	ptx.Metadata.Add(syclbin.IRModuleMetadataSet, syclbin.TypeKey, syclbin.UInt32Value(syclbin.IRTypePTX))
+	b := syclbin.AbstractModule{IR: []syclbin.IRModule{ptx}}
+	b.Metadata.Add(syclbin.KernelNamesSet, "_ZTS1C", syclbin.UInt32Value(0))
+	f.Modules = []syclbin.AbstractModule{a, b}
+	return f
+}
+
+// TestSYCLBINEncodings describes the same SYCLBIN bare, in its v1
+// envelope and in the v2 multi-entry encoding.
+func TestSYCLBINEncodings(t *testing.T) {
+	f := syclbinFixture()
+	v1, err := syclbin.Encode(f, syclbin.EncodingV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := syclbin.Encode(f, syclbin.EncodingV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		encoding string
+		version  uint32
+	}{{"bare", syclbin.Marshal(f), "bare", 1}, {"v1", v1, "v1", 1}, {"v2", v2, "v2", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := Inspect("a.syclbin", tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb := find(n, "syclbin")
+			if len(sb) != 1 || sb[0].Version != tc.version || sb[0].Keys["encoding"] != tc.encoding || sb[0].Keys["state"] != "object" {
+				t.Fatalf("syclbin node: %+v", sb)
+			}
+			if tc.name != "bare" && (n.Kind != "offload-binary" || n.Version != tc.version) {
+				t.Errorf("root: %+v", n)
+			}
+			mods := find(n, "syclbin-module")
+			if len(mods) != 2 || !slices.Equal(mods[0].Kernels, []string{"_ZTS7KernelA", "_ZTS7KernelB"}) || !slices.Equal(mods[1].Kernels, []string{"_ZTS1C"}) {
+				t.Fatalf("modules: %+v", mods)
+			}
+			// Property sets: module 0's extra sets; module 1's kernel
+			// names, whose value is not 1; nothing for the SYCLBIN sets.
+			var sets []string
+			for _, p := range find(n, "syclbin-property-set") {
+				sets = append(sets, p.Name+" "+fmt.Sprint(p.Keys))
+			}
+			want := []string{"SYCL/misc properties map[optLevel:3]", "SYCL/device requirements map[aspects:0x01000000]", "SYCL/kernel names map[_ZTS1C:0]"}
+			if !slices.Equal(sets, want) {
+				t.Errorf("property sets %q, want %q", sets, want)
+			}
+			ir, native := find(n, "syclbin-ir"), find(n, "syclbin-native")
+			if len(ir) != 2 || ir[0].Format != "SPIR-V" || ir[0].Triple != "spir64-unknown-unknown" || ir[0].Size != 8 ||
+				len(ir[0].Children) != 1 || ir[0].Children[0].Kind != "spirv" || ir[0].Children[0].Format != "SPIR-V 1.4" ||
+				ir[1].Format != "PTX" || ir[1].Triple != "" || len(ir[1].Children) != 1 || ir[1].Children[0].Kind != "ptx" {
+				t.Errorf("IR modules: %+v %+v", ir[0], ir[1])
+			}
+			if len(native) != 1 || native[0].Arch != "bmg_g21" || native[0].Triple != "spir64_gen-unknown-unknown" || native[0].Size != 6 {
+				t.Errorf("native images: %+v", native)
+			}
+			// Offsets locate the device code in the file.
+			for _, k := range append(ir, native...) {
+				if got := tc.data[k.Offset : k.Offset+k.Size]; !bytes.Equal(got, f.Modules[0].IR[0].Data) && !bytes.Equal(got, f.Modules[0].Native[0].Data) && !bytes.Equal(got, f.Modules[1].IR[0].Data) {
+					t.Errorf("%s at %#x: bytes %q", k.Kind, k.Offset, got)
+				}
+			}
+		})
+	}
+
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "v2.syclbin"), v2, 0o644)
+	os.WriteFile(filepath.Join(dir, "v1.syclbin"), v1, 0o644)
+	var so, se bytes.Buffer
+	if rc := Main("offcc", []string{filepath.Join(dir, "v2.syclbin"), filepath.Join(dir, "v1.syclbin")}, &so, &se); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, se.String())
+	}
+	for _, want := range []string{
+		filepath.Join(dir, "v2.syclbin") + ": offload binary v2 (" + fmt.Sprint(len(v2)) + " bytes at 0x0)",
+		"└─ SYCLBIN v2, encoding=v2, state=object (" + fmt.Sprint(len(v2)) + " bytes at 0x0)",
+		"   ├─ module 0, kernels _ZTS7KernelA _ZTS7KernelB (14 bytes)",
+		"   │  ├─ property set [SYCL/misc properties], optLevel=3",
+		"   │  ├─ property set [SYCL/device requirements], aspects=0x01000000",
+		"   │  ├─ IR module SPIR-V, triple spir64-unknown-unknown (8 bytes at 0x",
+		"   │  │  └─ SPIR-V 1.4 (8 bytes at 0x",
+		"   │  └─ native image, triple spir64_gen-unknown-unknown, arch bmg_g21 (6 bytes at 0x",
+		"   └─ module 1, kernels _ZTS1C (27 bytes)",
+		"      ├─ property set [SYCL/kernel names], _ZTS1C=0",
+		"      └─ IR module PTX (27 bytes at 0x",
+		"         └─ PTX (27 bytes at 0x",
+		filepath.Join(dir, "v1.syclbin") + ": offload binary v1 (" + fmt.Sprint(len(v1)) + " bytes at 0x0)",
+		"└─ image syclbin, producer sycl (",
+		"   └─ SYCLBIN v1, encoding=v1, state=object (",
+	} {
+		if !strings.Contains(so.String(), "\n"+want) && !strings.HasPrefix(so.String(), want) {
+			t.Errorf("tree lacks %q:\n%s", want, so.String())
+		}
+	}
+
+	so.Reset()
+	if rc := Main("offcc", []string{"--json", filepath.Join(dir, "v2.syclbin")}, &so, &se); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, se.String())
+	}
+	var roots []map[string]any
+	if err := json.Unmarshal(so.Bytes(), &roots); err != nil {
+		t.Fatal(err)
+	}
+	sb := roots[0]["children"].([]any)[0].(map[string]any)
+	mod := sb["children"].([]any)[0].(map[string]any)
+	if sb["kind"] != "syclbin" || sb["version"] != 2.0 || sb["keys"].(map[string]any)["encoding"] != "v2" ||
+		mod["kind"] != "syclbin-module" || fmt.Sprint(mod["kernels"]) != "[_ZTS7KernelA _ZTS7KernelB]" {
+		t.Errorf("JSON: %s", so.String())
+	}
+	set := mod["children"].([]any)[0].(map[string]any)
+	if set["kind"] != "syclbin-property-set" || set["name"] != "SYCL/misc properties" || set["keys"].(map[string]any)["optLevel"] != "3" {
+		t.Errorf("JSON property set: %v", set)
+	}
+}
+
+// TestSYCLBINErrors checks that a damaged v2 SYCLBIN is an error that
+// says where.
+func TestSYCLBINErrors(t *testing.T) {
+	glob := "[SYCLBIN/global metadata]\nstate=1|2\n"
+	img := func(strs string, data string) packager.Image {
+		im := packager.Image{Kind: 7, Offload: packager.OffloadSYCL, Data: []byte(data)}
+		for _, kv := range strings.Split(strs, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			im.Strings = append(im.Strings, packager.KeyValue{Key: k, Value: v})
+		}
+		return im
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"unknown role", packager.MarshalV2([]packager.Image{img("role=global_metadata", glob), img("role=what,am_index=0", "")}),
+			`offload binary at offset 0x0: SYCLBIN v2 entry 1 at offset 0x48: unknown role "what"`},
+		{"duplicate global", packager.MarshalV2([]packager.Image{img("role=global_metadata", glob), img("role=global_metadata", glob)}),
+			"duplicate global metadata"},
+		{"am index", packager.MarshalV2([]packager.Image{img("role=global_metadata", glob), img("role=am_metadata,am_index=3", "")}),
+			"am_index 3 out of range"},
+	} {
+		_, err := Inspect("bad.syclbin", tc.data)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

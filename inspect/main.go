@@ -20,9 +20,12 @@ Recognises ELF objects, executables and shared objects (sections
 __nv_relfatbin, .nvFatBinSegment), static archives, offload binaries
 (versions 1 and 2), clang offload bundles (binary, text, compressed),
 NVIDIA fat binaries (PTX and cubin entries; LZ4-compressed ones are
-decoded, ZSTD ones are shown with their sizes), SYCLBIN and poclbin files,
-nested in any combination, and prints a tree: kind, target triple and
-arch, producer, size, offset and metadata keys. "-" reads standard input.
+decoded, ZSTD ones are shown with their sizes), SYCLBIN files (a bare
+body, the v1 offload binary envelope, the v2 multi-entry offload binary:
+state, abstract modules with their kernels, IR modules, native images and
+property sets) and poclbin files, nested in any combination, and prints a
+tree: kind, target triple and arch, producer, size, offset and metadata
+keys. "-" reads standard input.
 
 OPTIONS:
   --json       print one JSON array with a tree per file

@@ -40,30 +40,31 @@ func writeNode(b *strings.Builder, n *Node, prefix, branch string, root bool) {
 
 // kindNames are the words a node's kind is printed as.
 var kindNames = map[string]string{
-	"elf":               "",
-	"section":           "section",
-	"archive":           "archive",
-	"offload-binary":    "offload binary",
-	"image":             "image",
-	"bundle":            "bundle",
-	"bundle-entry":      "bundle entry",
-	"compressed-bundle": "compressed bundle",
-	"syclbin":           "SYCLBIN",
-	"syclbin-module":    "module",
-	"syclbin-ir":        "IR module",
-	"syclbin-native":    "native image",
-	"pocl-program":      "pocl program binary",
-	"pocl-kernel":       "kernel",
-	"poclbin-archive":   "poclbin archive",
-	"file-entry":        "file",
-	"bitcode":           "LLVM bitcode",
-	"spirv":             "",
-	"nv-fatbin":         "NVIDIA fat binary",
-	"nv-fatbin-entry":   "fatbin entry",
-	"nv-fatbin-wrapper": "fatbin wrapper",
-	"ptx":               "PTX",
-	"data":              "data",
-	"sequence":          "concatenated",
+	"elf":                  "",
+	"section":              "section",
+	"archive":              "archive",
+	"offload-binary":       "offload binary",
+	"image":                "image",
+	"bundle":               "bundle",
+	"bundle-entry":         "bundle entry",
+	"compressed-bundle":    "compressed bundle",
+	"syclbin":              "SYCLBIN",
+	"syclbin-module":       "module",
+	"syclbin-property-set": "property set",
+	"syclbin-ir":           "IR module",
+	"syclbin-native":       "native image",
+	"pocl-program":         "pocl program binary",
+	"pocl-kernel":          "kernel",
+	"poclbin-archive":      "poclbin archive",
+	"file-entry":           "file",
+	"bitcode":              "LLVM bitcode",
+	"spirv":                "",
+	"nv-fatbin":            "NVIDIA fat binary",
+	"nv-fatbin-entry":      "fatbin entry",
+	"nv-fatbin-wrapper":    "fatbin wrapper",
+	"ptx":                  "PTX",
+	"data":                 "data",
+	"sequence":             "concatenated",
 }
 
 // label is one line describing n.
@@ -76,6 +77,8 @@ func label(n *Node, root bool) string {
 	if n.Name != "" {
 		if root {
 			parts = append(parts, n.Name+":")
+		} else if n.Kind == "syclbin-property-set" {
+			name += " [" + n.Name + "]"
 		} else if n.Kind != "bundle-entry" {
 			name = strings.TrimSpace(name + " " + n.Name)
 			if name == n.Name && n.Kind == "elf" {
@@ -105,6 +108,9 @@ func label(n *Node, root bool) string {
 	if n.Arch != "" && n.Kind != "bundle-entry" {
 		attrs = append(attrs, "arch "+n.Arch)
 	}
+	if len(n.Kernels) > 0 {
+		attrs = append(attrs, "kernels "+strings.Join(n.Kernels, " "))
+	}
 	keys := make([]string, 0, len(n.Keys))
 	for k := range n.Keys {
 		keys = append(keys, k)
@@ -116,6 +122,12 @@ func label(n *Node, root bool) string {
 	line := strings.Join(parts, " ")
 	if len(attrs) > 0 {
 		line += ", " + strings.Join(attrs, ", ")
+	}
+	switch n.Kind {
+	case "syclbin-property-set": // no bytes of its own
+		return line
+	case "syclbin-module": // code in several places
+		return line + fmt.Sprintf(" (%d bytes)", n.Size)
 	}
 	return line + fmt.Sprintf(" (%d bytes at %#x)", n.Size, n.Offset)
 }

@@ -1,15 +1,18 @@
-// Package syclbin reads and writes the body of intel/llvm's SYCLBIN format,
-// version 1 (magic "IBYS" on disk, "SYBI" in the documentation), and the
-// property-set registry text that holds all of its metadata.
+// Package syclbin reads and writes intel/llvm's SYCLBIN format: the
+// version 1 body (magic "IBYS" on disk, "SYBI" in the documentation), the
+// .syclbin files around it (the body in an OffloadBinary envelope, or the
+// version 2 multi-entry OffloadBinary; see Encoding), and the property-set
+// registry text that holds all of its metadata.
 //
-// Parse takes a bare SYCLBIN body; unwrapping an OffloadBinary envelope is
-// another package's job. Parse checks every size, offset and index against
-// the input with overflow-safe 64-bit arithmetic and never allocates more than
-// the input size can justify; the Data slices it returns alias the input.
-// Marshal writes the layout LLVM's writer produces.
+// Parse and Marshal handle a bare body; Decode and Encode whole .syclbin
+// files. Parse checks every size, offset and index against the input with
+// overflow-safe 64-bit arithmetic and never allocates more than the input
+// size can justify; the Data slices it returns alias the input. Marshal
+// writes the layout LLVM's writer produces.
 //
-// The reference is FORMATS.md §3 and intel/llvm's llvm/lib/Object/SYCLBIN.cpp,
-// llvm/lib/Support/PropertySetIO.cpp and llvm/lib/Support/Base64.cpp.
+// The reference is FORMATS.md §1 and §3 and intel/llvm's
+// llvm/lib/Object/SYCLBIN.cpp, llvm/lib/Support/PropertySetIO.cpp and
+// llvm/lib/Support/Base64.cpp.
 package syclbin
 
 import (
@@ -65,7 +68,7 @@ func IsSYCLBIN(b []byte) bool {
 
 // File is a parsed SYCLBIN body.
 type File struct {
-	Version        uint32 // as read; Marshal always writes Version (1)
+	Version        uint32 // as read: 1 for a v1 body, 2 for a v2 file; Marshal and Encode do not write it
 	GlobalMetadata PropertySetRegistry
 	Modules        []AbstractModule
 }
