@@ -28,6 +28,7 @@ import (
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/syclbinlink"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -80,6 +81,10 @@ var tools = []struct {
 		func(_ context.Context, args []string) int { return embedMain(args, os.Stdout, os.Stderr) }},
 	{"linker-wrapper", "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
 		linkerWrapperMain},
+	{"syclbin", "offcc syclbin link A.syclbin B.syclbin -o OUT.syclbin: link object-state SYCLBIN files into an executable-state one",
+		func(ctx context.Context, args []string) int {
+			return syclbinlink.Main(ctx, "offcc", args, os.Stdout, os.Stderr)
+		}},
 }
 
 func isSubcommand(s string) bool {
