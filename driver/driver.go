@@ -76,6 +76,13 @@ func Main(ctx context.Context, inv *Invocation) int {
 		fmt.Fprint(inv.Stdout, helpText(inv.prog()))
 		return 0
 	}
+	warning, err := checkSYCLBIN(opts)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	if warning != "" {
+		fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), warning)
+	}
 	llvm, err := toolchain.Find(opts.LLVMDir, inv.getenv)
 	if err != nil {
 		return inv.errorf("%v", err)
@@ -190,7 +197,17 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	if !dryRun {
 		cache = newPlanCache(inv.getenv)
 	}
-	header, jobs, err := clangJobs(ctx, inv, llvm.Clang(), inv.withColor(opts.ClangArgs), tempDir, cache)
+	clangArgs := opts.ClangArgs
+	var syclbin *syclbinBuild
+	if opts.SYCLBIN != "" {
+		syclbin = newSYCLBINBuild(opts)
+		clangArgs = syclbin.clangArgs
+	}
+	var header []string
+	var jobs []*clangJob
+	if clangArgs != nil {
+		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(clangArgs), tempDir, cache)
+	}
 	var ce *ClangError
 	if errors.As(err, &ce) {
 		if ce.Messages != "" {
@@ -212,8 +229,17 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		env.linkPrefix = []string{"--llvm-dir=" + opts.LLVMDir}
 	}
 	env.cuid = inv.cuidOf(opts, header)
-	plan, err := newPlanner(env, kind).build(jobs)
+	var plan *Plan
+	if syclbin != nil {
+		plan, err = syclbin.plan(env, jobs)
+	} else {
+		plan, err = newPlanner(env, kind).build(jobs)
+	}
 	var ue *UnrecognizedError
+	if errors.As(err, &ue) && syclbin != nil {
+		// clang cannot run -fsyclbin: there is nothing to fall back to.
+		return inv.errorf("cannot plan -fsyclbin: %v", ue)
+	}
 	if errors.As(err, &ue) {
 		// Fail closed: a plan offcc is not sure of is clang's to run.
 		if opts.Verbose {

@@ -11,9 +11,10 @@ USAGE: offcc [clang options] file...
        offcc <subcommand> [options]
 
 offcc accepts clang's command line. OpenMP offload compilations
-(-fopenmp with -fopenmp-targets= or --offload-arch=) are planned as a job
-graph and independent jobs (one device compile per target, the host
-backend) run at the same time. Everything else is handed to clang.
+(-fopenmp with -fopenmp-targets= or --offload-arch=), HIP (non-RDC) and
+SYCL (-fsycl) compilations are planned as a job graph and independent jobs
+(one device compile per target, the host compile) run at the same time;
+links run offcc's link stage. Everything else is handed to clang.
 
 OFFCC OPTIONS:
   -j N, --offload-jobs=N  Run at most N jobs at once (default: the CPU count,
@@ -36,6 +37,14 @@ OFFCC OPTIONS:
                           database FILE (compile_commands.json): a host entry
                           and one entry per device compile, so clang-tidy and
                           clangd see device code (also $OFFCC_COMPILE_COMMANDS)
+  -fsyclbin[=input|object|executable]
+                          Compile SYCL device code only and write a .syclbin
+                          file (-o, default a.syclbin) in that state (bare:
+                          executable; input and object keep unresolved
+                          device symbols for a later link)
+  --syclbin-version=1|2   Write SYCLBIN version 1 (default: one SYCLBIN body
+                          in an offload binary) or DPC++'s version 2
+  --offload-rdc           Alias of -fgpu-rdc
   @FILE                   Read arguments from FILE; command lines too long
                           for the system reach clang and the tools in
                           response files
@@ -59,7 +68,9 @@ SUBCOMMANDS:
   inspect          describe the offload containers in files (--json for tools)
   offload-embed    add offload binaries to a host object's .llvm.offloading
                    (--hip-fatbin: a HIP fat binary to its .hip_fatbin)
-  linker-wrapper   link stage (clang-linker-wrapper's command line)
+  linker-wrapper   link stage (clang-linker-wrapper's command line; with
+                   --syclbin=STATE it writes a .syclbin file)
+  syclbin link     link object-state .syclbin files into an executable one
   version          print offcc's version and the LLVM it drives
 
 Called as llvm-offload-binary, clang-offload-packager or clang-offload-bundler

@@ -56,6 +56,12 @@ type Options struct {
 	CompileCommands string
 	// InputArgs are the indexes in ClangArgs of the input files, in order.
 	InputArgs []int
+	// SYCLBIN is the state -fsyclbin[=STATE] asks for ("input", "object"
+	// or "executable"; bare -fsyclbin means executable), "" without it;
+	// SYCLBINArg is the option as spelled, for messages.
+	SYCLBIN, SYCLBINArg string
+	// SYCLBINVersion is --syclbin-version=N (0 when not given).
+	SYCLBINVersion int
 }
 
 // OffloadKind returns the offload model the command line compiles or links
@@ -159,8 +165,28 @@ var optionTable = []optSpec{
 		return nil
 	}},
 	{"-fsycl", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
-	{"-fsyclbin=", joined, true, set(func(o *Options) { o.Language = actions.SYCL })},
-	{"-fsyclbin", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
+	{"-fsyclbin=", joined, false, func(o *Options, v string) error {
+		switch v {
+		case "input", "object", "executable":
+		default:
+			return fmt.Errorf("invalid value '%s' in '-fsyclbin=%s': expected input, object or executable", v, v)
+		}
+		o.Language, o.SYCLBIN, o.SYCLBINArg = actions.SYCL, v, "-fsyclbin="+v
+		return nil
+	}},
+	{"-fsyclbin", flag, false, set(func(o *Options) { o.Language, o.SYCLBIN, o.SYCLBINArg = actions.SYCL, "executable", "-fsyclbin" })},
+	{"--syclbin-version=", joined, false, func(o *Options, v string) error {
+		if v != "1" && v != "2" {
+			return fmt.Errorf("invalid value '%s' in '--syclbin-version=%s': expected 1 or 2", v, v)
+		}
+		o.SYCLBINVersion = int(v[0] - '0')
+		return nil
+	}},
+	// --offload-rdc is offcc's alias of -fgpu-rdc (clang 22 lacks it).
+	{"--offload-rdc", flag, false, func(o *Options, _ string) error {
+		o.ClangArgs = append(o.ClangArgs, "-fgpu-rdc")
+		return nil
+	}},
 	{"--cuda-gpu-arch=", joined, true, set(func(o *Options) { o.Language = actions.CUDA })},
 	{"-x", joinedOrSep, true, func(o *Options, v string) error {
 		if k := languageKind(v); k != actions.None {

@@ -42,7 +42,9 @@ const (
 	optCudaPath
 	optOverrideImage
 	optEmitFatbinOnly
-	optIgnored // accepted wrapper options offcc has no use for
+	optSYCLBIN        // --syclbin=STATE: offcc's SYCLBIN mode
+	optSYCLBINVersion // --syclbin-version=N
+	optIgnored        // accepted wrapper options offcc has no use for
 	optDashDash
 )
 
@@ -103,6 +105,8 @@ var optTable = []optSpec{
 	{"--cuda-path=", formJoined, optCudaPath, true},
 	{"--override-image=", formJoined, optOverrideImage, true},
 	{"--emit-fatbin-only", formFlag, optEmitFatbinOnly, true},
+	{"--syclbin=", formJoined, optSYCLBIN, true},
+	{"--syclbin-version=", formJoined, optSYCLBINVersion, true},
 	{"--compress", formFlag, optIgnored, true},
 	{"--compression-level=", formJoined, optIgnored, true},
 	{"--whole-program", formFlag, optIgnored, true},
@@ -189,10 +193,15 @@ type options struct {
 	printWrapped           bool
 	relocatable            bool
 	emitFatbinOnly         bool
-	overrideImage          bool
-	wrapperJobs            int // 0: not given
-	wrapperJobserver       bool
-	cudaPath, sysroot      string
+	// syclbin is the state of the .syclbin file to write instead of a
+	// program (--syclbin=input|object|executable); syclbinVersion is its
+	// encoding (0: version 1).
+	syclbin           string
+	syclbinVersion    int
+	overrideImage     bool
+	wrapperJobs       int // 0: not given
+	wrapperJobserver  bool
+	cudaPath, sysroot string
 
 	// hostArgs is the host linker command line without the linker itself;
 	// outIndex is the index of the output file name in it (-1 when there is
@@ -309,6 +318,18 @@ func parseArgs(args []string) (*options, error) {
 			o.overrideImage = true
 		case optEmitFatbinOnly:
 			o.emitFatbinOnly = true
+		case optSYCLBIN:
+			switch val {
+			case "input", "object", "executable":
+				o.syclbin = val
+			default:
+				return nil, fmt.Errorf("invalid value '%s' in '--syclbin=': expected input, object or executable", val)
+			}
+		case optSYCLBINVersion:
+			if val != "1" && val != "2" {
+				return nil, fmt.Errorf("invalid value '%s' in '--syclbin-version=': expected 1 or 2", val)
+			}
+			o.syclbinVersion = int(val[0] - '0')
 		case optDashDash:
 			afterDashDash = true
 		case optTriple, optArch, optIgnored:

@@ -1,0 +1,227 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/target"
+)
+
+// This file plans -fsyclbin, which clang 22 does not have: only the device
+// side of a SYCL build runs. clang's driver plans the device compiles
+// (-fsycl --offload-device-only -c); offcc packages each device compile's
+// bitcode (kind sycl) and runs its link stage in SYCLBIN mode
+// (linker-wrapper --syclbin=STATE), which links or compiles the images and
+// writes the .syclbin file. There is no host compile and no host link.
+
+// syclbinBuild is an -fsyclbin command line taken apart.
+type syclbinBuild struct {
+	// clangArgs is the command line whose jobs are the device compiles;
+	// nil when no input is a source file.
+	clangArgs []string
+	// others are the inputs the link stage reads as they are: objects
+	// and archives with SYCL images, offload binaries, .syclbin files.
+	others []string
+	// output is the .syclbin file to write.
+	output string
+	state  string
+	// version is --syclbin-version (0: not given).
+	version int
+}
+
+// syclbinLinkInputs are the input extensions -fsyclbin hands to the link
+// stage instead of compiling them.
+var syclbinLinkInputs = map[string]bool{"o": true, "obj": true, "a": true, "lo": true, "syclbin": true, "out": true}
+
+// syclbinConflicts are the options that contradict -fsyclbin: they ask for
+// host output or for a compile that stops early.
+var syclbinConflicts = []string{"-c", "-S", "-E", "-fsyntax-only", "-fsycl-host-only", "--offload-host-only", "--cuda-host-only"}
+
+// checkSYCLBIN applies -fsyclbin's rules to a parsed command line: it
+// returns a warning when -fsycl-device-only takes precedence (and drops
+// -fsyclbin), or an error for options that contradict it.
+func checkSYCLBIN(opts *Options) (warning string, err error) {
+	if opts.SYCLBIN == "" {
+		return "", nil
+	}
+	if slices.Contains(opts.ClangArgs, "-fsycl-device-only") {
+		arg := opts.SYCLBINArg
+		opts.SYCLBIN, opts.SYCLBINArg = "", ""
+		return fmt.Sprintf("argument unused during compilation: '%s' [-Wunused-command-line-argument]", arg), nil
+	}
+	for _, c := range syclbinConflicts {
+		if slices.Contains(opts.ClangArgs, c) {
+			return "", fmt.Errorf("invalid argument '%s' not allowed with '%s'", opts.SYCLBINArg, c)
+		}
+	}
+	switch {
+	case opts.PrintPhases:
+		return "", fmt.Errorf("-ccc-print-phases does not show -fsyclbin's steps; use -ccc-print-bindings or -###")
+	case len(opts.Inputs) == 0:
+		return "", fmt.Errorf("no input files")
+	case slices.Contains(opts.Inputs, "-"):
+		return "", fmt.Errorf("-fsyclbin does not read standard input")
+	}
+	return "", nil
+}
+
+// newSYCLBINBuild takes an -fsyclbin command line apart: the output, the
+// inputs the link stage reads and the device-only clang command line for
+// the sources.
+func newSYCLBINBuild(opts *Options) *syclbinBuild {
+	b := &syclbinBuild{output: "a.syclbin", state: opts.SYCLBIN, version: opts.SYCLBINVersion}
+	isInput := map[int]bool{}
+	for _, i := range opts.InputArgs {
+		isInput[i] = true
+	}
+	var args, sources []string
+	for i := 0; i < len(opts.ClangArgs); i++ {
+		a := opts.ClangArgs[i]
+		switch {
+		case isInput[i]:
+			if syclbinLinkInputs[strings.ToLower(fileExt(a))] {
+				b.others = append(b.others, a)
+			} else {
+				sources = append(sources, a)
+			}
+			continue
+		case a == "-o" && i+1 < len(opts.ClangArgs):
+			b.output = opts.ClangArgs[i+1]
+			i++
+			continue
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			b.output = a[2:]
+			continue
+		}
+		args = append(args, a)
+	}
+	if len(sources) > 0 {
+		if !slices.Contains(args, "-fsycl") {
+			args = append([]string{"-fsycl"}, args...) // -fsyclbin implies -fsycl
+		}
+		b.clangArgs = append(append(args, "--offload-device-only", "-c"), sources...)
+	}
+	return b
+}
+
+// plan binds the device compiles clang printed, then adds a packager per
+// device compile and the link stage in SYCLBIN mode.
+func (b *syclbinBuild) plan(env *planEnv, jobs []*clangJob) (*Plan, error) {
+	p := newPlanner(env, actions.SYCL)
+	var packs []*actions.Artifact
+	for _, j := range jobs {
+		if !j.isCC1() {
+			return nil, unrecognized(j, "offcc's -fsyclbin planner does not know the tool %s", j.tool)
+		}
+		c, err := parseCC1(j.argv)
+		if err != nil {
+			return nil, unrecognized(j, "%v", err)
+		}
+		if !c.syclDevice {
+			return nil, unrecognized(j, "a compile other than a SYCL device compile in an -fsyclbin build")
+		}
+		kind := syclCompileKind(c)
+		final := kind == actions.DeviceCompile && c.mode == "-emit-llvm-bc" && c.outputArg >= 0
+		if final && !p.isTemp(c.output) {
+			// clang names the device-only output in the working
+			// directory; -fsyclbin keeps it private.
+			t := p.temp(c.output, ".bc")
+			delete(p.files, t.Path)
+			j.argv = slices.Clone(j.argv)
+			j.argv[c.outputArg] = t.Path
+			c.output = t.Path
+		}
+		if err := p.bindCC1(j, c, kind); err != nil {
+			return nil, err
+		}
+		if final {
+			pack, err := p.addSYCLPackage(c)
+			if err != nil {
+				return nil, err
+			}
+			packs = append(packs, pack)
+		}
+	}
+	if err := p.addSYCLBINLink(b, packs); err != nil {
+		return nil, err
+	}
+	return p.plan, nil
+}
+
+// addSYCLPackage packages one device compile's bitcode as an offload
+// binary of kind sycl, as clang's packager job would.
+func (p *planner) addSYCLPackage(c *cc1Job) (*actions.Artifact, error) {
+	bc := p.files[c.output]
+	arch := "generic"
+	if id := c.targetID(); id != "" && target.IsGPU(c.triple) && !target.IsSPIRV(c.triple) {
+		arch = id
+	}
+	out := p.temp(c.output, ".out")
+	spec := fmt.Sprintf("file=%s,triple=%s,arch=%s,kind=sycl", bc.Path, c.triple, arch)
+	a := &actions.Action{
+		Kind: actions.Package, Offload: actions.SYCL, Device: false, Target: target.Target{Triple: c.triple, Arch: arch},
+		Inputs:  []*actions.Artifact{bc},
+		Outputs: []*actions.Artifact{out},
+		Command: []string{p.env.self, "offload-binary", "-o", out.Path, "--image=" + spec},
+		Cost:    0.05,
+	}
+	images := []packager.FileImage{{Path: bc.Path, Offload: packager.OffloadSYCL,
+		Strings: []packager.KeyValue{{Key: "triple", Value: c.triple}, {Key: "arch", Value: arch}}}}
+	steps, path := p.env.steps, out.Path
+	a.Run = func(_ context.Context, sh *actions.Shell) error { return steps.pack(sh, path, images) }
+	if err := p.plan.Graph.Add(a); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// addSYCLBINLink adds the link stage in SYCLBIN mode, reading the packaged
+// device compiles and the inputs given as they are.
+func (p *planner) addSYCLBINLink(b *syclbinBuild, packs []*actions.Artifact) error {
+	host := p.plan.HostTriple
+	if host == "" {
+		host = target.DefaultHostTriple()
+		p.plan.HostTriple = host
+	}
+	args := []string{"--syclbin=" + b.state}
+	if b.version != 0 {
+		args = append(args, fmt.Sprintf("--syclbin-version=%d", b.version))
+	}
+	args = append(args, "--host-triple="+host, "-o", b.output)
+	a := &actions.Action{
+		Kind: actions.Link, Offload: actions.SYCL, Target: target.Target{Triple: host},
+		Cost: 1,
+	}
+	for _, f := range packs {
+		args = append(args, f.Path)
+		a.Inputs = append(a.Inputs, f)
+	}
+	for _, path := range b.others {
+		args = append(args, path)
+		in, err := p.input(nil, path)
+		if err != nil {
+			return err
+		}
+		a.Inputs = append(a.Inputs, in)
+	}
+	cl, err := linkerwrapper.ParseCommandLine(args)
+	if err != nil {
+		return err
+	}
+	out, err := p.output(nil, b.output)
+	if err != nil {
+		return err
+	}
+	a.Outputs = []*actions.Artifact{out}
+	a.Command = append(append([]string{p.env.self, "linker-wrapper"}, p.env.linkPrefix...), args...)
+	steps := p.env.steps
+	a.Expand = func(ctx context.Context, sh *actions.Shell) ([]*actions.Action, error) {
+		return steps.link(sh, "", cl, out)
+	}
+	return p.plan.Graph.Add(a)
+}
