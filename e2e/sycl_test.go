@@ -350,3 +350,37 @@ func TestSYCLMixedObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestSYCLSeveralTargets: a program built for two SPIR-V targets
+// (--offload-targets=spirv64,spirv64-intel) registers one image per
+// target, each valid SPIR-V with every kernel. clang-linker-wrapper 22
+// registers only its first device link's images; offcc registers all.
+func TestSYCLSeveralTargets(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "clang 22 registers one image")
+	dir := t.TempDir()
+	_, tmp := tmpEnv(t)
+	syclStub(t, dir)
+	var srcs []string
+	for _, tu := range syclTUs {
+		srcs = append(srcs, syclSrc(t, tu+".cpp"))
+	}
+	cmdSpec{dir: dir, env: []string{tmp}, name: c.cxx,
+		args: args(syclFlags, "--offload-targets=spirv64,spirv64-intel", srcs, "-L"+dir, "-lsycl", "-o", "prog")}.mustRun(t)
+	dump := filepath.Join(dir, "dump")
+	os.Mkdir(dump, 0o755)
+	out := cmdSpec{dir: dir, env: []string{"LD_LIBRARY_PATH=" + dir, "SYCLSTUB_DUMP=" + dump}, name: filepath.Join(dir, "prog")}.mustRun(t).stdout
+	for _, w := range []string{"register: lib 0 version=1 images=2 ", "triple=spirv64\n", "triple=spirv64-intel\n", "unregister: lib 0 images=2\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("registration lacks %q:\n%s", w, out)
+		}
+	}
+	for _, im := range []string{"0.0", "0.1"} {
+		for _, k := range syclKernels {
+			if !strings.Contains(out, "entry "+im+": "+k+" ") {
+				t.Errorf("image %s does not register kernel %s:\n%s", im, k, out)
+			}
+		}
+	}
+	validateSPIRV(t, filepath.Join(dump, "lib0-image0.bin"), filepath.Join(dump, "lib0-image1.bin"))
+}

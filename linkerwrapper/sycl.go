@@ -153,6 +153,9 @@ func syclWrapperIR(triple string, images []syclImage) string {
 
 `)
 	nameID := 0
+	// A kernel in several images gets one entry symbol each; LLVM names
+	// the later ones with a numeric suffix.
+	seen := map[string]int{}
 	var wrapped []string
 	for i, im := range images {
 		fmt.Fprintf(&b, "@.sycl_offloading.target.%d = internal unnamed_addr constant %s\n", i, irCString(im.triple))
@@ -168,7 +171,12 @@ func syclWrapperIR(triple string, images []syclImage) string {
 			nameID++
 			entry := fmt.Sprintf("%%struct.__tgt_offload_entry { i64 0, i16 1, i16 8, i32 0, ptr null, ptr %s, i64 0, i64 0, ptr null }", nameVar)
 			fmt.Fprintf(&b, "%s = internal unnamed_addr constant %s, section \".llvm.rodata.offloading\", align 1\n", nameVar, irCString(name))
-			fmt.Fprintf(&b, "@%s = weak constant %s, section \"llvm_offload_entries\", align 8\n", irName(".offloading.entry."+name), entry)
+			sym := ".offloading.entry." + name
+			if n := seen[name]; n > 0 {
+				sym = fmt.Sprintf("%s.%d", sym, n)
+			}
+			seen[name]++
+			fmt.Fprintf(&b, "@%s = weak constant %s, section \"llvm_offload_entries\", align 8\n", irName(sym), entry)
 			entries = append(entries, entry)
 		}
 		arr := fmt.Sprintf("@.sycl_offloading.entries_arr.%d", i)
