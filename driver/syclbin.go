@@ -24,14 +24,24 @@ type syclbinBuild struct {
 	// clangArgs is the command line whose jobs are the device compiles;
 	// nil when no input is a source file.
 	clangArgs []string
-	// others are the inputs the link stage reads as they are: objects
-	// and archives with SYCL images, offload binaries, .syclbin files.
-	others []string
+	// inputs are the command line's inputs in order; the link stage
+	// reads them in that order, sources as their packaged device
+	// compiles.
+	inputs []syclbinArg
 	// output is the .syclbin file to write.
 	output string
 	state  string
 	// version is --syclbin-version (0: not given).
 	version int
+}
+
+// syclbinArg is an input of an -fsyclbin command line.
+type syclbinArg struct {
+	path string
+	// source is set for a file clang compiles; the others (objects and
+	// archives with SYCL images, offload binaries, .syclbin files) go to
+	// the link stage as they are.
+	source bool
 }
 
 // syclbinLinkInputs are the input extensions -fsyclbin hands to the link
@@ -84,11 +94,11 @@ func newSYCLBINBuild(opts *Options) *syclbinBuild {
 		a := opts.ClangArgs[i]
 		switch {
 		case isInput[i]:
-			if syclbinLinkInputs[strings.ToLower(fileExt(a))] {
-				b.others = append(b.others, a)
-			} else {
+			src := !syclbinLinkInputs[strings.ToLower(fileExt(a))]
+			if src {
 				sources = append(sources, a)
 			}
+			b.inputs = append(b.inputs, syclbinArg{a, src})
 			continue
 		case a == "-o" && i+1 < len(opts.ClangArgs):
 			b.output = opts.ClangArgs[i+1]
@@ -110,10 +120,11 @@ func newSYCLBINBuild(opts *Options) *syclbinBuild {
 }
 
 // plan binds the device compiles clang printed, then adds a packager per
-// device compile and the link stage in SYCLBIN mode.
+// device compile and the link stage in SYCLBIN mode, which reads the
+// inputs in command-line order.
 func (b *syclbinBuild) plan(env *planEnv, jobs []*clangJob) (*Plan, error) {
 	p := newPlanner(env, actions.SYCL)
-	var packs []*actions.Artifact
+	packs := map[string][]*actions.Artifact{} // by source
 	for _, j := range jobs {
 		if !j.isCC1() {
 			return nil, unrecognized(j, "offcc's -fsyclbin planner does not know the tool %s", j.tool)
@@ -144,7 +155,7 @@ func (b *syclbinBuild) plan(env *planEnv, jobs []*clangJob) (*Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			packs = append(packs, pack)
+			packs[c.input] = append(packs[c.input], pack)
 		}
 	}
 	if err := p.addSYCLBINLink(b, packs); err != nil {
@@ -182,7 +193,7 @@ func (p *planner) addSYCLPackage(c *cc1Job) (*actions.Artifact, error) {
 
 // addSYCLBINLink adds the link stage in SYCLBIN mode, reading the packaged
 // device compiles and the inputs given as they are.
-func (p *planner) addSYCLBINLink(b *syclbinBuild, packs []*actions.Artifact) error {
+func (p *planner) addSYCLBINLink(b *syclbinBuild, packs map[string][]*actions.Artifact) error {
 	host := p.plan.HostTriple
 	if host == "" {
 		host = target.DefaultHostTriple()
@@ -197,17 +208,20 @@ func (p *planner) addSYCLBINLink(b *syclbinBuild, packs []*actions.Artifact) err
 		Kind: actions.Link, Offload: actions.SYCL, Target: target.Target{Triple: host},
 		Cost: 1,
 	}
-	for _, f := range packs {
-		args = append(args, f.Path)
-		a.Inputs = append(a.Inputs, f)
-	}
-	for _, path := range b.others {
-		args = append(args, path)
-		in, err := p.input(nil, path)
+	for _, in := range b.inputs {
+		if in.source {
+			for _, f := range packs[in.path] {
+				args = append(args, f.Path)
+				a.Inputs = append(a.Inputs, f)
+			}
+			continue
+		}
+		args = append(args, in.path)
+		f, err := p.input(nil, in.path)
 		if err != nil {
 			return err
 		}
-		a.Inputs = append(a.Inputs, in)
+		a.Inputs = append(a.Inputs, f)
 	}
 	cl, err := linkerwrapper.ParseCommandLine(args)
 	if err != nil {

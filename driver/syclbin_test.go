@@ -88,8 +88,9 @@ func TestNewSYCLBINBuild(t *testing.T) {
 	if b.output != "out/k.syclbin" || b.state != "object" {
 		t.Errorf("output %q state %q", b.output, b.state)
 	}
-	if want := []string{"lib.syclbin", "b.o"}; !slices.Equal(b.others, want) {
-		t.Errorf("others = %q, want %q", b.others, want)
+	want := []syclbinArg{{"a.cpp", true}, {"lib.syclbin", false}, {"b.o", false}, {"c.cc", true}}
+	if !slices.Equal(b.inputs, want) {
+		t.Errorf("inputs = %v, want %v", b.inputs, want)
 	}
 	if want := []string{"-fsycl", "-O2", "-DX=1", "--offload-device-only", "-c", "a.cpp", "c.cc"}; !slices.Equal(b.clangArgs, want) {
 		t.Errorf("clang args = %q, want %q", b.clangArgs, want)

@@ -154,6 +154,15 @@ func TestSYCLBINLink(t *testing.T) {
 			t.Fatalf("%s", r)
 		}
 	}
+	// Objects and an archive with SYCL images are inputs too.
+	for _, tu := range []string{"kernels", "device"} {
+		if r := run(c.cxx, "-fsycl", "-O2", "-c", syclSrc(t, tu+".cpp"), "-o", tu+".o"); r.code != 0 {
+			t.Fatalf("%s", r)
+		}
+	}
+	if r := run(llvmBin+"/llvm-ar", "rc", "libdev.a", "device.o"); r.code != 0 {
+		t.Fatalf("%s", r)
+	}
 	all := append(slices.Clone(kernelsOf["kernels"]), kernelsOf["device"]...)
 	slices.Sort(all)
 	for _, tc := range []struct {
@@ -163,6 +172,7 @@ func TestSYCLBINLink(t *testing.T) {
 		{"offcc syclbin link", []any{c.cc, "syclbin", "link", "kernels.syclbin", "device.syclbin", "-o", "linked.syclbin"}},
 		{"-fsyclbin with .syclbin inputs", []any{c.cxx, "-fsyclbin", "kernels.syclbin", "device.syclbin", "-o", "linked2.syclbin"}},
 		{"-fsyclbin with a source and a .syclbin", []any{c.cxx, "-fsyclbin", "-O2", syclSrc(t, "kernels.cpp"), "device.syclbin", "-o", "linked3.syclbin"}},
+		{"-fsyclbin with an object and an archive", []any{c.cxx, "-fsyclbin", "kernels.o", "libdev.a", "-o", "linked4.syclbin"}},
 	} {
 		r := run(tc.cmd[0].(string), tc.cmd[1:]...)
 		if r.code != 0 {
@@ -212,6 +222,7 @@ func TestSYCLBINOptions(t *testing.T) {
 	dir := t.TempDir()
 	_, tmp := tmpEnv(t)
 	src := syclSrc(t, "device.cpp")
+	os.WriteFile(filepath.Join(dir, "notes.syclbin"), []byte("not a syclbin\n"), 0o644)
 	for _, tc := range []struct {
 		args []any
 		want string
@@ -221,6 +232,7 @@ func TestSYCLBINOptions(t *testing.T) {
 		{[]any{"-fsyclbin=library", src}, "error: invalid value 'library' in '-fsyclbin=library'"},
 		{[]any{"-fsyclbin", "--syclbin-version=9", src}, "error: invalid value '9' in '--syclbin-version=9'"},
 		{[]any{"-fsyclbin", "missing.cpp"}, "error: no such file or directory: 'missing.cpp'"},
+		{[]any{"-fsyclbin", "notes.syclbin"}, "error: notes.syclbin: not an object file, archive, offload binary or .syclbin file"},
 	} {
 		r := cmdSpec{dir: dir, env: []string{tmp}, name: c.cxx, args: args(tc.args...)}.run(t)
 		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {

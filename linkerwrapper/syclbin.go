@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/objfile"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/spirv"
 	"github.com/offcc/offcc/syclbin"
@@ -46,15 +47,13 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Sort the inputs: .syclbin files and offload binaries are read here,
-	// objects and archives by the usual scan.
+	// The inputs in order: .syclbin files and offload binaries are read
+	// here, objects and archives (every member: there is no host link to
+	// pull members in) by the usual scan.
 	var bins []syclbinInput
 	var images []deviceImage
-	scan := *o
-	scan.items = nil
 	for _, it := range o.items {
 		if it.kind != itemInput {
-			scan.items = append(scan.items, it)
 			continue
 		}
 		head, err := readHead(it.value, 8)
@@ -82,18 +81,21 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 				arch, _ := im.Get("arch")
 				images = append(images, deviceImage{image: im, triple: triple, arch: arch, stem: stemOf(it.value), source: it.value})
 			}
+		case bytes.HasPrefix(head, elfMagic) || objfile.IsArchive(head) || bytes.HasPrefix(head, bitcodeMagic):
+			scan := *o
+			scan.items = []item{{itemWholeArchive, ""}, it}
+			res, err := scanInputs(&scan)
+			if err != nil {
+				return nil, err
+			}
+			if len(res.bitcode) > 0 {
+				return nil, fmt.Errorf("cannot read SYCL device images from LLVM bitcode (%s)", strings.Join(res.bitcode, ", "))
+			}
+			images = append(images, res.images...)
 		default:
-			scan.items = append(scan.items, it)
+			return nil, fmt.Errorf("%s: not an object file, archive, offload binary or .syclbin file", it.value)
 		}
 	}
-	res, err := scanInputs(&scan)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.bitcode) > 0 {
-		return nil, fmt.Errorf("cannot read SYCL device images from LLVM bitcode (%s)", strings.Join(res.bitcode, ", "))
-	}
-	images = append(images, res.images...)
 	for _, im := range images {
 		if im.image.Offload != packager.OffloadSYCL {
 			return nil, fmt.Errorf("%s holds %s device images; a .syclbin file holds SYCL device code only", im.source, im.image.Offload)
