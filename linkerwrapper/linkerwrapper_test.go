@@ -404,3 +404,42 @@ func TestWrapperObjectTwoImages(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunSYCLMatchesClang: for a SYCL link, offcc's --dry-run prints
+// the device link (clang --sycl-link with clang-sycl-linker's -triple and
+// -arch) and the host link (with the SYCL wrapper object first) that
+// clang-linker-wrapper 22 prints.
+func TestDryRunSYCLMatchesClang(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "k.cpp"), `template <typename N, typename F>
+[[clang::sycl_kernel_entry_point(N)]] void single_task(F f) { f(); }
+struct K;
+void run(int *p) { single_task<K>([=]() { p[0] = 1; }); }
+int main() { return 0; }
+`)
+	clang(t, dir, "-fsycl", "-c", "k.cpp", "-o", "k.o")
+	args := wrapperArgs(t, dir, "-fsycl", filepath.Join(dir, "k.o"), "-o", filepath.Join(dir, "k"))
+	args = append(args, "--dry-run", "--device-compiler=spirv64-unknown-unknown=-g")
+	rc, _, stderr := runMain(t, args...)
+	if rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr)
+	}
+	want := "--target=spirv64-unknown-unknown " + filepath.Join(dir, "k") + " --sycl-link -Xlinker -triple=spirv64-unknown-unknown -Xlinker -arch= -g"
+	dev := firstLine(stderr, "--sycl-link")
+	if !strings.Contains(tempPath.ReplaceAllString(dev, "$1.$2"), "--target=spirv64-unknown-unknown ") || !strings.HasSuffix(dev, "--sycl-link -Xlinker -triple=spirv64-unknown-unknown -Xlinker -arch= -g") {
+		t.Errorf("device link %q, want one like %q", dev, want)
+	}
+	if host := firstLine(stderr, "/usr/bin/ld"); !strings.Contains(host, ".sycl.image.wrapper-") {
+		t.Errorf("host link %q lacks the SYCL wrapper object", host)
+	}
+	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), args...)
+	cmd.Dir = dir
+	theirs, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
+	}
+	if got, want := strings.Join(normalizeDryRun(stderr), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
+		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
+	}
+}
