@@ -43,7 +43,7 @@ func (p *planner) bindCC1(j *clangJob, c *cc1Job, kind actions.Kind) error {
 	if a.Reads, err = p.inputs(j, c.reads); err != nil {
 		return err
 	}
-	if (kind == actions.Backend || p.offload == actions.SYCL && kind == actions.Compile) && !a.Device && c.mode == "-emit-obj" && len(c.embed) > 0 {
+	if (kind == actions.Backend || kind == actions.Compile) && !a.Device && c.mode == "-emit-obj" && len(c.embed) > 0 {
 		return p.bindSplitEmbed(j, c, a)
 	}
 	blobs, err := p.inputs(j, c.embed)

@@ -139,6 +139,8 @@ var cuidOptions = map[string]cuidOption{
 	"-emit-llvm": {}, "-MD": {}, "-MMD": {}, "-MP": {}, "-nostdlib": {}, "-shared": {},
 	"--offload-device-only": {}, "--offload-host-only": {}, "--offload-host-device": {},
 	"--cuda-device-only": {}, "--cuda-host-only": {},
+	"--offload-new-driver": {}, "--no-offload-new-driver": {},
+	"--offload-compress": {}, "--no-offload-compress": {},
 	// Joined and CommaJoined.
 	"-std=": {prefix: true}, "-Wno-": {prefix: true}, "-Werror=": {prefix: true},
 	"-cuid=": {prefix: true}, "-fuse-cuid=": {prefix: true}, "--driver-mode=": {prefix: true},

@@ -68,6 +68,9 @@ func TestClangCUID(t *testing.T) {
 		{"host-only", "k.hip", append(slices.Clone(hip), "--offload-host-only", "-c"), nil, ""},
 		{"preprocess", "k.hip", append(slices.Clone(hip), "-E"), nil, ""},
 		{"assembly-llvm", "k.hip", append(slices.Clone(hip), "-S", "-emit-llvm"), nil, ""},
+		{"new-driver", "k.hip", append(slices.Clone(hip), "--offload-new-driver", "-c"), []string{"-o", "k.o"}, "k.o"},
+		{"new-driver-rdc", "k.hip", append(slices.Clone(hip), "--offload-new-driver", "-fgpu-rdc", "--no-offload-new-driver", "--offload-new-driver", "-c"), nil, ""},
+		{"compress", "k.hip", append(slices.Clone(hip), "--offload-compress", "--no-offload-compress", "--offload-compress", "-c"), nil, ""},
 		{"cuda", "k.cu", []string{"-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib", "-c"}, nil, ""},
 	}
 	for _, tt := range tests {

@@ -13,13 +13,18 @@ import (
 	"github.com/offcc/offcc/target"
 )
 
-// hipBuilder plans HIP compiles without -fgpu-rdc as clang 22's default
-// (old) offload driver runs them: per arch a device compile and an lld
-// device link, which run at once, the fat binary bundling their images
-// (in-process), and the host compile that embeds it
-// (-fcuda-include-gpubinary). Anything else (-fgpu-rdc, the new offload
-// driver's clang-linker-wrapper, links) is not planned: such command lines
-// go to clang.
+// hipBuilder plans HIP compiles and links.
+//
+// Without -fgpu-rdc, clang 22's default (old) offload driver runs per arch
+// a device compile and an lld device link, which run at once, the fat
+// binary bundling their images (in-process), and the host compile that
+// embeds it (-fcuda-include-gpubinary). With --offload-new-driver the
+// device compiles write bitcode, the packager packs it and a compile-time
+// link stage (clang-linker-wrapper --emit-fatbin-only, offcc's) links each
+// arch and bundles the fat binary; with -fgpu-rdc too the host compile
+// embeds the packaged bitcode instead (-fembed-offload-object, filled in
+// after it) and the program's link stage links, bundles and registers it.
+// The old driver's -fgpu-rdc (an object bundle) goes to clang.
 type hipBuilder struct{}
 
 func (hipBuilder) bind(p *planner, j *clangJob) error {
@@ -42,6 +47,13 @@ func (hipBuilder) bind(p *planner, j *clangJob) error {
 		return p.bindDeviceLink(j)
 	case j.tool == "clang-offload-bundler":
 		return p.bindBundle(j)
+	case j.tool == "llvm-offload-binary" || j.tool == "clang-offload-packager":
+		return p.bindPackage(j)
+	case j.tool == "clang-linker-wrapper":
+		// The new offload driver's link stage: at compile time
+		// (--emit-fatbin-only, the per-arch device links and the fat
+		// binary of a compile without -fgpu-rdc) or the program's link.
+		return p.bindLink(j)
 	}
 	return unrecognized(j, "offcc's HIP planner does not know the tool %s", j.tool)
 }
@@ -166,8 +178,12 @@ func (p *planner) bindBundle(j *clangJob) error {
 			a.Inputs = append(a.Inputs, in)
 		case strings.HasPrefix(arg, "-output="):
 			out = strings.TrimPrefix(arg, "-output=")
+		case arg == "-compress":
+			// offcc's zstd (klauspost/compress) is not libzstd: the
+			// bundle would read back the same but not be clang's bytes.
+			return unrecognized(j, "a compressed bundle (--offload-compress)")
 		case strings.HasPrefix(arg, "-type="), strings.HasPrefix(arg, "-targets="),
-			strings.HasPrefix(arg, "-bundle-align="), arg == "-compress",
+			strings.HasPrefix(arg, "-bundle-align="),
 			strings.HasPrefix(arg, "-compression-level="), arg == "-verbose", arg == "--verbose":
 		default:
 			return unrecognized(j, "unexpected bundler argument %q", arg)

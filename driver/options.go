@@ -62,17 +62,26 @@ type Options struct {
 	SYCLBIN, SYCLBINArg string
 	// SYCLBINVersion is --syclbin-version=N (0 when not given).
 	SYCLBINVersion int
+	// NewDriver is --offload-new-driver (the last of it and
+	// --no-offload-new-driver); HIPLink is --hip-link. With offload
+	// targets, either makes a command line without sources a HIP or CUDA
+	// link.
+	NewDriver, HIPLink bool
 }
 
 // OffloadKind returns the offload model the command line compiles or links
 // for: CUDA, HIP or SYCL by language, OpenMP when -fopenmp comes with
-// offload targets, else None.
+// offload targets, HIP for a link with offload targets and
+// --offload-new-driver or --hip-link, else None.
 func (o *Options) OffloadKind() actions.OffloadKind {
 	switch {
 	case o.Language != actions.None:
 		return o.Language
 	case o.OpenMP && o.OffloadTargets:
 		return actions.OpenMP
+	case (o.NewDriver || o.HIPLink) && o.OffloadTargets:
+		// A link of HIP (or CUDA) objects: clang runs its link stage.
+		return actions.HIP
 	}
 	return actions.None
 }
@@ -188,6 +197,9 @@ var optionTable = []optSpec{
 		return nil
 	}},
 	{"--cuda-gpu-arch=", joined, true, set(func(o *Options) { o.Language = actions.CUDA })},
+	{"--offload-new-driver", flag, true, set(func(o *Options) { o.NewDriver = true })},
+	{"--no-offload-new-driver", flag, true, set(func(o *Options) { o.NewDriver = false })},
+	{"--hip-link", flag, true, set(func(o *Options) { o.HIPLink = true })},
 	{"-x", joinedOrSep, true, func(o *Options, v string) error {
 		if k := languageKind(v); k != actions.None {
 			o.Language = k

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"debug/elf"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,9 +104,9 @@ func TestHIPRegistrationLikeClang(t *testing.T) {
 	}
 }
 
-// TestHIPHandedToClang: HIP command lines offcc does not plan (-fgpu-rdc,
-// the new offload driver) go to clang, say so under -v, and give clang's
-// object.
+// TestHIPHandedToClang: HIP command lines offcc does not plan (the old
+// driver's -fgpu-rdc, compressed fat binaries) go to clang, say so under
+// -v, and give clang's object.
 func TestHIPHandedToClang(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "compares offcc with clang")
@@ -114,7 +115,7 @@ func TestHIPHandedToClang(t *testing.T) {
 	for _, d := range []string{"offcc", "clang"} {
 		os.Mkdir(filepath.Join(dir, d), 0o755)
 	}
-	for _, mode := range []string{"-fgpu-rdc", "--offload-new-driver"} {
+	for _, mode := range []string{"-fgpu-rdc", "--offload-compress"} {
 		src := srcPath(t, "../hip/kernels.hip")
 		r := cmdSpec{dir: filepath.Join(dir, "offcc"), env: []string{tmp}, name: c.cc, args: args(hipFlags(t), mode, "-v", "-c", src, "-o", "k.o")}.mustRun(t)
 		if !strings.Contains(r.stderr, "note: handing the command line to clang") {
@@ -125,6 +126,109 @@ func TestHIPHandedToClang(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "offcc", "k.o"))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s: offcc's object differs from clang's", mode)
+		}
+	}
+}
+
+// hipFatbinSection returns the .hip_fatbin section of an executable.
+func hipFatbinSection(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sec := f.Section(".hip_fatbin")
+	if sec == nil {
+		t.Fatalf("%s has no .hip_fatbin section", path)
+	}
+	b, err := sec.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHIPNewDriverLikeClang builds testdata/hip with the new offload
+// driver, without and with -fgpu-rdc, with offcc and with clang 22 (each
+// build in its own directory, same relative -o): the objects are
+// byte-identical; each set, linked by its own compiler (for -fgpu-rdc
+// offcc's link stage links each arch, bundles and registers), registers
+// the same fat binary entries, kernels and variables with the stand-in
+// HIP runtime; the -fgpu-rdc programs carry the same fat binary byte for
+// byte, also when offcc links clang's objects and clang offcc's; and
+// offcc's link ran the two archs' device links at once.
+func TestHIPNewDriverLikeClang(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "compares offcc with clang")
+	dir := t.TempDir()
+	_, tmp := tmpEnv(t)
+	stub := filepath.Join(dir, "libamdhip64.so")
+	cmdSpec{dir: dir, name: refClang, args: args("-shared", "-fPIC", "-o", stub, srcPath(t, "../hip/hipstub.c"))}.mustRun(t)
+	arches := "--offload-arch=gfx906,gfx90a"
+	flags := []string{"-x", "hip", arches, "-nogpuinc", "-nogpulib", "-O2", "-I" + srcPath(t, "../hip"), "--offload-new-driver"}
+	for _, mode := range []struct {
+		name string
+		rdc  []string
+	}{{"new-driver", nil}, {"new-driver-rdc", []string{"-fgpu-rdc"}}} {
+		outs := map[string]string{}
+		for _, build := range []struct{ name, cc string }{{"clang", refClangXX}, {"offcc", c.cxx}} {
+			bdir := filepath.Join(dir, mode.name, build.name)
+			os.MkdirAll(bdir, 0o755)
+			for _, tu := range []string{"kernels", "main"} {
+				cmdSpec{dir: bdir, env: []string{tmp}, name: build.cc,
+					args: args(flags, mode.rdc, "-c", srcPath(t, "../hip/"+tu+".hip"), "-o", tu+".o")}.mustRun(t)
+			}
+			link := args("--offload-new-driver", mode.rdc, arches, "kernels.o", "main.o", "-L"+dir, "-lamdhip64", "-o", "prog")
+			if build.name == "offcc" {
+				link = append(link, "--job-trace=link.json")
+			}
+			cmdSpec{dir: bdir, env: []string{tmp}, name: build.cc, args: link}.mustRun(t)
+			outs[build.name] = cmdSpec{dir: bdir, env: []string{"LD_LIBRARY_PATH=" + dir}, name: filepath.Join(bdir, "prog")}.mustRun(t).stdout
+		}
+		for _, tu := range []string{"kernels", "main"} {
+			a, _ := os.ReadFile(filepath.Join(dir, mode.name, "clang", tu+".o"))
+			b, _ := os.ReadFile(filepath.Join(dir, mode.name, "offcc", tu+".o"))
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				t.Errorf("%s: %s.o: offcc's object (%d bytes) differs from clang's (%d bytes)", mode.name, tu, len(b), len(a))
+			}
+		}
+		if outs["clang"] != outs["offcc"] {
+			t.Errorf("%s: registration differs:\n--- clang\n%s--- offcc\n%s", mode.name, outs["clang"], outs["offcc"])
+		}
+		for _, want := range []string{"fatbin: magic=0x48495046 version=1", "fatbin: entry hip-amdgcn-amd-amdhsa--gfx906 ",
+			"fatbin: entry hip-amdgcn-amd-amdhsa--gfx90a ", "kernel: module 0 _Z5scalePffi", "managed: module 0 managed_total size=4",
+			"var: module 0 coef size=16 extern=0 constant=1", "unregister: module 0"} {
+			if !strings.Contains(outs["offcc"], want) {
+				t.Errorf("%s: offcc's program does not register %q:\n%s", mode.name, want, outs["offcc"])
+			}
+		}
+		if mode.rdc == nil {
+			continue
+		}
+		// The link stage's fat binary, also across compilers.
+		want := hipFatbinSection(t, filepath.Join(dir, mode.name, "clang", "prog"))
+		if got := hipFatbinSection(t, filepath.Join(dir, mode.name, "offcc", "prog")); !bytes.Equal(got, want) {
+			t.Errorf("%s: offcc's fat binary (%d bytes) differs from clang's (%d bytes)", mode.name, len(got), len(want))
+		}
+		for _, cross := range []struct{ objs, cc string }{{"clang", c.cxx}, {"offcc", refClangXX}} {
+			objs := filepath.Join(dir, mode.name, cross.objs)
+			prog := filepath.Join(dir, mode.name, "cross-"+cross.objs)
+			cmdSpec{dir: objs, env: []string{tmp}, name: cross.cc,
+				args: args("--offload-new-driver", "-fgpu-rdc", arches, "kernels.o", "main.o", "-L"+dir, "-lamdhip64", "-o", prog)}.mustRun(t)
+			out := cmdSpec{dir: dir, env: []string{"LD_LIBRARY_PATH=" + dir}, name: prog}.mustRun(t).stdout
+			if out != outs["clang"] || !bytes.Equal(hipFatbinSection(t, prog), want) {
+				t.Errorf("%s objects linked by %s: registration or fat binary differs from clang's build:\n%s", cross.objs, cross.cc, out)
+			}
+		}
+		var links [][2]int64
+		for _, ev := range readTrace(t, filepath.Join(dir, mode.name, "offcc", "link.json")).TraceEvents {
+			if ev.Ph == "X" && ev.Args.Kind == "device-link" {
+				links = append(links, [2]int64{ev.Ts, ev.Ts + ev.Dur})
+			}
+		}
+		if len(links) != 2 || !(links[0][0] < links[1][1] && links[1][0] < links[0][1]) {
+			t.Errorf("%s: the link's device links did not run at once: %v", mode.name, links)
 		}
 	}
 }

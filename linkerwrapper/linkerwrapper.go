@@ -143,8 +143,6 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 	switch {
 	case o.relocatable:
 		return nil, errors.New("relocatable linking (-r) is not supported yet")
-	case o.emitFatbinOnly:
-		return nil, errors.New("--emit-fatbin-only is not supported yet")
 	case o.overrideImage:
 		return nil, errors.New("--override-image is not supported yet")
 	case o.linkerPath == "" && o.syclbin == "":
@@ -174,8 +172,25 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		return []*actions.Action{l.handOff(cl.args)}, nil
 	}
 	for _, im := range res.images {
-		if k := im.image.Offload; k != packager.OffloadOpenMP && k != packager.OffloadSYCL {
+		switch k := im.image.Offload; {
+		case k == packager.OffloadCUDA:
+			// NVIDIA's nvlink and fatbinary make CUDA's fat binary;
+			// LLVM's wrapper runs them.
+			if cfg.Verbose && notes != nil {
+				fmt.Fprintf(notes, "%s: note: linking with %s: CUDA device images (%s)\n", prog, cfg.linkerWrapper(), im.source)
+			}
+			return []*actions.Action{l.handOff(cl.args)}, nil
+		case k != packager.OffloadOpenMP && k != packager.OffloadSYCL && k != packager.OffloadHIP:
 			return nil, fmt.Errorf("wrapping %s device images is not supported yet", k)
+		case k == packager.OffloadHIP && o.compress:
+			// offcc's zstd is not libzstd: LLVM's wrapper writes the
+			// compressed fat binary clang's build has.
+			if cfg.Verbose && notes != nil {
+				fmt.Fprintf(notes, "%s: note: linking with %s: a compressed HIP fat binary (--compress)\n", prog, cfg.linkerWrapper())
+			}
+			return []*actions.Action{l.handOff(cl.args)}, nil
+		case o.emitFatbinOnly && k != packager.OffloadHIP:
+			return nil, fmt.Errorf("--emit-fatbin-only takes HIP device images, not %s", k)
 		}
 	}
 	var acts []*actions.Action
@@ -198,13 +213,26 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		}
 		devs[kind] = append(devs[kind], d)
 	}
+	if o.emitFatbinOnly {
+		// The compile-time link of HIP without -fgpu-rdc: the fat
+		// binary is the output.
+		if len(devs[packager.OffloadHIP]) == 0 {
+			return nil, errors.New("--emit-fatbin-only: no HIP device images in the inputs")
+		}
+		return append(acts, l.hipFatbin(devs[packager.OffloadHIP], l.out)), nil
+	}
 	var wrapperObjs []*actions.Artifact
 	for _, kind := range kinds {
 		var wrap, compile *actions.Action
 		var err error
-		if kind == packager.OffloadSYCL {
+		switch kind {
+		case packager.OffloadSYCL:
 			wrap, compile, err = l.syclWrapActions(devs[kind])
-		} else {
+		case packager.OffloadHIP:
+			fb := l.hipFatbin(devs[kind], nil)
+			acts = append(acts, fb)
+			wrap, compile = l.fatbinWrapActions(fb.Outputs[0], hipRuntime)
+		default:
 			wrap, compile, err = l.wrapActions(devs[kind])
 		}
 		if err != nil {
@@ -220,8 +248,13 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 // actionOffload is the offload model of the actions that handle images of
 // the given kind.
 func actionOffload(kind packager.OffloadKind) actions.OffloadKind {
-	if kind == packager.OffloadSYCL {
+	switch kind {
+	case packager.OffloadSYCL:
 		return actions.SYCL
+	case packager.OffloadHIP:
+		return actions.HIP
+	case packager.OffloadCUDA:
+		return actions.CUDA
 	}
 	return actions.OpenMP
 }

@@ -42,6 +42,7 @@ const (
 	optCudaPath
 	optOverrideImage
 	optEmitFatbinOnly
+	optCompress       // --compress: compressed HIP fat binaries
 	optSYCLBIN        // --syclbin=STATE: offcc's SYCLBIN mode
 	optSYCLBINVersion // --syclbin-version=N
 	optIgnored        // accepted wrapper options offcc has no use for
@@ -107,7 +108,7 @@ var optTable = []optSpec{
 	{"--emit-fatbin-only", formFlag, optEmitFatbinOnly, true},
 	{"--syclbin=", formJoined, optSYCLBIN, true},
 	{"--syclbin-version=", formJoined, optSYCLBINVersion, true},
-	{"--compress", formFlag, optIgnored, true},
+	{"--compress", formFlag, optCompress, true},
 	{"--compression-level=", formJoined, optIgnored, true},
 	{"--whole-program", formFlag, optIgnored, true},
 	{"--wrapper-time-trace=", formJoined, optIgnored, true},
@@ -196,8 +197,10 @@ type options struct {
 	// syclbin is the state of the .syclbin file to write instead of a
 	// program (--syclbin=input|object|executable); syclbinVersion is its
 	// encoding (0: version 1).
-	syclbin           string
-	syclbinVersion    int
+	syclbin        string
+	syclbinVersion int
+	// compress (--compress) asks for a compressed HIP fat binary.
+	compress          bool
 	overrideImage     bool
 	wrapperJobs       int // 0: not given
 	wrapperJobserver  bool
@@ -318,6 +321,8 @@ func parseArgs(args []string) (*options, error) {
 			o.overrideImage = true
 		case optEmitFatbinOnly:
 			o.emitFatbinOnly = true
+		case optCompress:
+			o.compress = true
 		case optSYCLBIN:
 			switch val {
 			case "input", "object", "executable":

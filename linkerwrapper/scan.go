@@ -166,6 +166,22 @@ func scanInputs(o *options) (*scanResult, error) {
 			}
 		case bytes.HasPrefix(head, bitcodeMagic):
 			res.bitcode = append(res.bitcode, path)
+		case packager.IsOffloadBinary(head):
+			// A packaged device compile, as clang passes HIP's
+			// compile-time link (--emit-fatbin-only).
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			imgs, err := packager.Parse(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", path, err)
+			}
+			for _, im := range imgs {
+				triple, _ := im.Get("triple")
+				arch, _ := im.Get("arch")
+				res.images = append(res.images, deviceImage{image: im, triple: triple, arch: arch, stem: stemOf(path), source: path})
+			}
 		}
 	}
 

@@ -142,7 +142,7 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 		enc = syclbin.EncodingV2
 	}
 	write := &actions.Action{
-		Kind: actions.Package, Offload: actions.SYCL, Target: target.Target{Triple: o.hostTriple},
+		Kind: actions.SYCLBIN, Offload: actions.SYCL, Target: target.Target{Triple: o.hostTriple},
 		Inputs:  linked,
 		Outputs: []*actions.Artifact{l.out},
 		Cost:    0.1,

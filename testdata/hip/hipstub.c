@@ -62,6 +62,17 @@ void __hipRegisterManagedVar(void **mod, void **pointer, void *init, const char 
   printf("managed: module %d %s size=%zu align=%u\n", (int)(mod - modules), name, size, align);
 }
 
+void __hipRegisterSurface(void **mod, void *var, const char *hostVar, const char *devVar, int type, int ext) {
+  (void)var, (void)hostVar;
+  printf("surface: module %d %s type=%d extern=%d\n", (int)(mod - modules), devVar, type, ext);
+}
+
+void __hipRegisterTexture(void **mod, void *var, const char *hostVar, const char *devVar, int type, int norm,
+                          int ext) {
+  (void)var, (void)hostVar;
+  printf("texture: module %d %s type=%d normalized=%d extern=%d\n", (int)(mod - modules), devVar, type, norm, ext);
+}
+
 void __hipUnregisterFatBinary(void **mod) { printf("unregister: module %d\n", (int)(mod - modules)); }
 
 struct dim3 { unsigned x, y, z; };

@@ -1,0 +1,103 @@
+package linkerwrapper
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/bundler"
+	"github.com/offcc/offcc/target"
+)
+
+// hipFatbin plans the bundling of a HIP link's device images into the fat
+// binary the HIP runtime reads, as clang-linker-wrapper 22 runs
+// clang-offload-bundler: -type=o -bundle-align=4096, a host entry with no
+// data, then one hip-<triple>--<arch> entry per image, images in
+// descending (triple, arch) order. offcc's bundler runs in-process
+// (--compress links are LLVM's wrapper's: see Plan). out is the artifact
+// to write (nil: a temporary <output>.hipfb).
+func (l *linkPlan) hipFatbin(devs []*deviceLink, out *actions.Artifact) *actions.Action {
+	sorted := append([]*deviceLink(nil), devs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i].g.id, sorted[j].g.id
+		if a.Triple != b.Triple {
+			return a.Triple > b.Triple
+		}
+		return sorted[i].arch > sorted[j].arch
+	})
+	if out == nil {
+		out = actions.NewArtifact(l.tempName(l.outBase, "hipfb"))
+	}
+	args := []string{"-type=o", "-bundle-align=4096"}
+	targets := []string{"host-x86_64-unknown-linux-gnu"}
+	inputs := []string{"-input=/dev/null"}
+	a := &actions.Action{
+		Kind: actions.FatBinary, Offload: actions.HIP, Target: target.Target{Triple: l.o.hostTriple},
+		Outputs: []*actions.Artifact{out}, Cost: 0.05,
+	}
+	for _, d := range sorted {
+		targets = append(targets, fmt.Sprintf("hip-%s--%s", d.g.id.Triple, d.arch))
+		inputs = append(inputs, "-input="+d.link.Outputs[0].Path)
+		a.Inputs = append(a.Inputs, d.link.Outputs[0])
+	}
+	args = append(args, "-targets="+strings.Join(targets, ","))
+	args = append(args, inputs...)
+	args = append(args, "-output="+out.Path)
+	a.Command = append([]string{"offcc", "offload-bundler"}, args...)
+	a.Run = func(_ context.Context, sh *actions.Shell) error {
+		if rc := bundler.Main("offcc offload-bundler", args, os.Getenv, sh.Stdout(), sh.Stderr()); rc != 0 {
+			return fmt.Errorf("bundling the HIP fat binary failed")
+		}
+		return nil
+	}
+	return a
+}
+
+// fatbinWrapActions plans the registration of a HIP or CUDA fat binary: an
+// in-process action writing the registration module, and the clang command
+// that compiles it.
+func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime) (wrap, compile *actions.Action) {
+	offload := actions.HIP
+	if rt.prefix == "cuda" {
+		offload = actions.CUDA
+	}
+	prefix := l.outBase + "." + rt.prefix + ".image.wrapper"
+	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
+	obj := actions.NewArtifact(l.tempName(prefix, "o"))
+	host := target.Target{Triple: l.o.hostTriple}
+	wrap = &actions.Action{
+		Kind: actions.Wrap, Offload: offload, Target: host, Cost: 0.05,
+		Inputs:  []*actions.Artifact{fatbin},
+		Outputs: []*actions.Artifact{irFile},
+	}
+	printIR, triple, path := l.o.printWrapped, l.o.hostTriple, fatbin.Path
+	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		ir := fatbinWrapperIR(triple, rt, abs, int(st.Size()))
+		if printIR {
+			io.WriteString(sh.Stderr(), ir)
+		}
+		return sh.WriteFile(irFile.Path, []byte(ir), 0o666)
+	}
+	compile = &actions.Action{
+		Kind: actions.Wrap, Offload: offload, Target: host, Tool: "clang",
+		Inputs:  []*actions.Artifact{irFile},
+		Reads:   []*actions.Artifact{fatbin},
+		Outputs: []*actions.Artifact{obj},
+		Command: []string{l.cfg.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj.Path, irFile.Path},
+		Cost:    0.3,
+	}
+	return wrap, compile
+}
