@@ -22,14 +22,7 @@ import (
 // (--compress links are LLVM's wrapper's: see Plan). out is the artifact
 // to write (nil: a temporary <output>.hipfb).
 func (l *linkPlan) hipFatbin(devs []*deviceLink, out *actions.Artifact) *actions.Action {
-	sorted := append([]*deviceLink(nil), devs...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i].g.id, sorted[j].g.id
-		if a.Triple != b.Triple {
-			return a.Triple > b.Triple
-		}
-		return sorted[i].arch > sorted[j].arch
-	})
+	sorted := clangImageOrder(devs)
 	if out == nil {
 		out = actions.NewArtifact(l.tempName(l.outBase, "hipfb"))
 	}
@@ -100,4 +93,19 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 		Cost:    0.3,
 	}
 	return wrap, compile
+}
+
+// clangImageOrder returns device links in the order clang-linker-wrapper 22
+// sorts linked images before bundling and wrapping them: descending
+// triple, then descending arch.
+func clangImageOrder(devs []*deviceLink) []*deviceLink {
+	sorted := append([]*deviceLink(nil), devs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i].g.id, sorted[j].g.id
+		if a.Triple != b.Triple {
+			return a.Triple > b.Triple
+		}
+		return sorted[i].arch > sorted[j].arch
+	})
+	return sorted
 }

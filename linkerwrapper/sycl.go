@@ -47,7 +47,7 @@ type syclImage struct {
 // writes each image's bytes to a file and generates the registration
 // module, and the clang command that compiles it. clang-linker-wrapper 22
 // registers only the first device link's images; offcc registers the
-// images of every link, in link order.
+// images of every link, in clang-linker-wrapper's order.
 func (l *linkPlan) syclWrapActions(devs []*deviceLink) (wrap, compile *actions.Action, err error) {
 	prefix := l.outBase + ".sycl.image.wrapper"
 	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
@@ -58,7 +58,7 @@ func (l *linkPlan) syclWrapActions(devs []*deviceLink) (wrap, compile *actions.A
 		Outputs: []*actions.Artifact{irFile},
 	}
 	var imgs []string
-	for _, d := range devs {
+	for _, d := range clangImageOrder(devs) {
 		wrap.Inputs = append(wrap.Inputs, d.link.Outputs[0])
 		imgs = append(imgs, d.link.Outputs[0].Path)
 	}
