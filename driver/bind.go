@@ -61,8 +61,8 @@ func (p *planner) bindCC1(j *clangJob, c *cc1Job, kind actions.Kind) error {
 	if err := p.bindDepFile(j, c, a); err != nil {
 		return err
 	}
-	if p.offload == actions.HIP && !a.Device && c.mode == "-emit-obj" && c.gpuBinary != "" {
-		return p.bindHIPEmbed(j, c, a)
+	if (p.offload == actions.HIP || p.offload == actions.CUDA) && !a.Device && c.mode == "-emit-obj" && c.gpuBinary != "" {
+		return p.bindFatbinEmbed(j, c, a)
 	}
 	return p.add(j, a)
 }

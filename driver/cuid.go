@@ -145,6 +145,7 @@ var cuidOptions = map[string]cuidOption{
 	"-std=": {prefix: true}, "-Wno-": {prefix: true}, "-Werror=": {prefix: true},
 	"-cuid=": {prefix: true}, "-fuse-cuid=": {prefix: true}, "--driver-mode=": {prefix: true},
 	"--offload-arch=": {prefix: true}, "--cuda-gpu-arch=": {prefix: true},
+	"--cuda-feature=": {prefix: true}, "--cuda-path=": {prefix: true},
 	// Separate and JoinedOrSeparate.
 	"-o": {style: cuidJoinedOrSeparate}, "-x": {style: cuidJoinedOrSeparate},
 	"-D": {style: cuidJoinedOrSeparate}, "-U": {style: cuidJoinedOrSeparate},

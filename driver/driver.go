@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -259,6 +260,13 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		return inv.errorf("%v", err)
 	}
 	plan.Header = header
+	if !dryRun {
+		// A missing vendor tool fails now, in one line, not after the
+		// compiles that come before it.
+		if err := checkTools(plan.Graph, exec.LookPath); err != nil {
+			return inv.errorf("%v", err)
+		}
+	}
 
 	if dryRun {
 		// The printed commands name temporaries in TMPDIR, as clang's do.

@@ -67,7 +67,8 @@ SUBCOMMANDS:
   offload-bundler  bundle, unbundle or list offload bundles (clang-offload-bundler)
   inspect          describe the offload containers in files (--json for tools)
   offload-embed    add offload binaries to a host object's .llvm.offloading
-                   (--hip-fatbin: a HIP fat binary to its .hip_fatbin)
+                   (--hip-fatbin, --cuda-fatbin: a HIP or CUDA fat binary
+                   to its .hip_fatbin or .nv_fatbin)
   linker-wrapper   link stage (clang-linker-wrapper's command line; with
                    --syclbin=STATE it writes a .syclbin file)
   syclbin link     link object-state .syclbin files into an executable one

@@ -214,14 +214,14 @@ func (e *bundleError) Error() string {
 	return fmt.Sprintf("clang-offload-bundler command failed with exit code %d", e.code)
 }
 
-// bindHIPEmbed lets a HIP host compile run beside the device compiles:
-// it compiles with an empty fat binary (-fcuda-include-gpubinary
-// /dev/null, which gives an empty .hip_fatbin section), and an embed step
-// puts the fat binary into that section once it exists, laying the object
-// out as the compiler would have (objfile.ReplaceSection; the objects are
-// byte-identical). Should an object not allow that, the embed step runs
-// the original compile instead.
-func (p *planner) bindHIPEmbed(j *clangJob, c *cc1Job, host *actions.Action) error {
+// bindFatbinEmbed lets a HIP or CUDA host compile run beside the device
+// compiles: it compiles with an empty fat binary (-fcuda-include-gpubinary
+// /dev/null, which gives an empty .hip_fatbin or .nv_fatbin section), and
+// an embed step puts the fat binary into that section once it exists,
+// laying the object out as the compiler would have
+// (objfile.ReplaceSection; the objects are byte-identical). Should an
+// object not allow that, the embed step runs the original compile instead.
+func (p *planner) bindFatbinEmbed(j *clangJob, c *cc1Job, host *actions.Action) error {
 	fatbin := p.files[c.gpuBinary]
 	var final *actions.Artifact
 	for _, f := range host.Outputs {
@@ -254,7 +254,7 @@ func (p *planner) bindHIPEmbed(j *clangJob, c *cc1Job, host *actions.Action) err
 		Kind: actions.Embed, Offload: p.offload, Target: host.Target,
 		Inputs:  []*actions.Artifact{hostOnly, fatbin},
 		Outputs: []*actions.Artifact{final},
-		Command: []string{p.env.self, "offload-embed", "--hip-fatbin", "-o", final.Path, hostOnly.Path, fatbin.Path},
+		Command: []string{p.env.self, "offload-embed", "--" + p.offload.String() + "-fatbin", "-o", final.Path, hostOnly.Path, fatbin.Path},
 		Cost:    0.02,
 	}
 	// The original job names the files of both actions.
@@ -264,9 +264,9 @@ func (p *planner) bindHIPEmbed(j *clangJob, c *cc1Job, host *actions.Action) err
 	if err := p.plan.Graph.Add(host); err != nil {
 		return unrecognized(j, "%v", err)
 	}
-	steps := p.env.steps
+	steps, hip := p.env.steps, p.offload == actions.HIP
 	embed.Expand = func(_ context.Context, sh *actions.Shell) ([]*actions.Action, error) {
-		err := steps.embedHIP(sh, final.Path, hostOnly.Path, fatbin.Path)
+		err := steps.embedFatbin(sh, final.Path, hostOnly.Path, fatbin.Path, hip)
 		var re *objfile.ReplaceError
 		if errors.As(err, &re) {
 			// The host compile as clang runs it: it reads the fat binary

@@ -78,6 +78,7 @@ var builders = map[actions.OffloadKind]offloadBuilder{
 	actions.OpenMP: openmpBuilder{},
 	actions.HIP:    hipBuilder{},
 	actions.SYCL:   syclBuilder{},
+	actions.CUDA:   cudaBuilder{},
 }
 
 // planner builds a Plan from clang's jobs. It binds every file a job reads

@@ -53,9 +53,10 @@ func (s *steps) bundle(sh *actions.Shell, args []string) error {
 	return nil
 }
 
-// embedHIP writes out: the HIP host object hostObj, compiled with an empty
-// fat binary, with fatbin's bytes in its .hip_fatbin section. An
-// *objfile.ReplaceError says the object cannot be laid out that way.
-func (s *steps) embedHIP(sh *actions.Shell, out, hostObj, fatbin string) error {
-	return sh.WriteTo(out, 0o666, func(w io.Writer) error { return packager.EmbedHIPFatbinFile(w, hostObj, fatbin) })
+// embedFatbin writes out: the HIP (hip true) or CUDA host object hostObj,
+// compiled with an empty fat binary, with fatbin's bytes in its fat binary
+// section. An *objfile.ReplaceError says the object cannot be laid out
+// that way.
+func (s *steps) embedFatbin(sh *actions.Shell, out, hostObj, fatbin string, hip bool) error {
+	return sh.WriteTo(out, 0o666, func(w io.Writer) error { return packager.EmbedFatbinFile(w, hostObj, fatbin, hip) })
 }

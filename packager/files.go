@@ -145,12 +145,21 @@ func hasEmptyOffloadSection(obj []byte) bool {
 	return false
 }
 
-// EmbedHIPFatbinFile writes to w the HIP host object hostObj, compiled with
-// an empty fat binary (-fcuda-include-gpubinary /dev/null), with the fat
-// binary file fatbin in its .hip_fatbin section, laid out as if compiled
-// with it (objfile.ReplaceSection; an *objfile.ReplaceError says the object
-// cannot be).
-func EmbedHIPFatbinFile(w io.Writer, hostObj, fatbin string) error {
+// FatbinSection returns the section a HIP (hip true) or CUDA host object
+// holds its fat binary in: .hip_fatbin or .nv_fatbin.
+func FatbinSection(hip bool) string {
+	if hip {
+		return ".hip_fatbin"
+	}
+	return ".nv_fatbin"
+}
+
+// EmbedFatbinFile writes to w the HIP or CUDA host object hostObj, compiled
+// with an empty fat binary (-fcuda-include-gpubinary /dev/null), with the
+// fat binary file fatbin in its fat binary section (FatbinSection), laid
+// out as if compiled with it (objfile.ReplaceSection; an
+// *objfile.ReplaceError says the object cannot be).
+func EmbedFatbinFile(w io.Writer, hostObj, fatbin string, hip bool) error {
 	obj, err := os.ReadFile(hostObj)
 	if err != nil {
 		return err
@@ -159,7 +168,7 @@ func EmbedHIPFatbinFile(w io.Writer, hostObj, fatbin string) error {
 	if err != nil {
 		return err
 	}
-	merged, err := objfile.ReplaceSection(obj, ".hip_fatbin", fb)
+	merged, err := objfile.ReplaceSection(obj, FatbinSection(hip), fb)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ var tools = []struct {
 		}},
 	{"inspect", "describe the offload containers in files (--json for tools)",
 		func(_ context.Context, args []string) int { return inspect.Main("offcc", args, os.Stdout, os.Stderr) }},
-	{"offload-embed", "offcc offload-embed [--hip-fatbin] -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section (or a HIP fat binary as its .hip_fatbin)",
+	{"offload-embed", "offcc offload-embed [--hip-fatbin|--cuda-fatbin] -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section (or a HIP or CUDA fat binary as its .hip_fatbin or .nv_fatbin)",
 		func(_ context.Context, args []string) int { return embedMain(args, os.Stdout, os.Stderr) }},
 	{"linker-wrapper", "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
 		linkerWrapperMain},
@@ -165,25 +165,28 @@ func printVersion(ctx context.Context, w io.Writer) error {
 }
 
 const embedUsage = `USAGE: offcc offload-embed -o OUT HOST.o BLOB...
-       offcc offload-embed --hip-fatbin -o OUT HOST.o FATBIN
+       offcc offload-embed --hip-fatbin|--cuda-fatbin -o OUT HOST.o FATBIN
 
-Without --hip-fatbin: OUT is HOST.o with the offload binaries BLOB... as its
-.llvm.offloading section, as clang's -fembed-offload-object adds them.
-With --hip-fatbin: OUT is HOST.o, a HIP host object compiled with
--fcuda-include-gpubinary /dev/null, with FATBIN in its .hip_fatbin section,
-laid out as if compiled with -fcuda-include-gpubinary FATBIN.`
+Without --hip-fatbin or --cuda-fatbin: OUT is HOST.o with the offload
+binaries BLOB... in its .llvm.offloading section, as clang's
+-fembed-offload-object adds them (filling an empty section, as a compile
+with -fembed-offload-object=/dev/null leaves, in place).
+With --hip-fatbin (--cuda-fatbin): OUT is HOST.o, a HIP (CUDA) host object
+compiled with -fcuda-include-gpubinary /dev/null, with FATBIN in its
+.hip_fatbin (.nv_fatbin) section, laid out as if compiled with
+-fcuda-include-gpubinary FATBIN.`
 
 func embedMain(args []string, stdout, stderr io.Writer) int {
 	var out string
 	var inputs []string
-	hip := false
+	fatbin, hip := false, false
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "-h" || a == "--help":
 			fmt.Fprintln(stdout, embedUsage)
 			return 0
-		case a == "--hip-fatbin":
-			hip = true
+		case a == "--hip-fatbin" || a == "--cuda-fatbin":
+			fatbin, hip = true, a == "--hip-fatbin"
 		case a == "-o" && i+1 < len(args):
 			out = args[i+1]
 			i++
@@ -196,13 +199,13 @@ func embedMain(args []string, stdout, stderr io.Writer) int {
 			inputs = append(inputs, a)
 		}
 	}
-	if out == "" || len(inputs) < 2 || (hip && len(inputs) != 2) {
-		fmt.Fprintln(stderr, "offcc: error: offload-embed: usage: offcc offload-embed [--hip-fatbin] -o OUT HOST.o BLOB...")
+	if out == "" || len(inputs) < 2 || (fatbin && len(inputs) != 2) {
+		fmt.Fprintln(stderr, "offcc: error: offload-embed: usage: offcc offload-embed [--hip-fatbin|--cuda-fatbin] -o OUT HOST.o BLOB...")
 		return 1
 	}
 	err := atomicfile.WriteFunc(out, 0o666, func(w io.Writer) error {
-		if hip {
-			return packager.EmbedHIPFatbinFile(w, inputs[0], inputs[1])
+		if fatbin {
+			return packager.EmbedFatbinFile(w, inputs[0], inputs[1], hip)
 		}
 		return packager.EmbedFiles(w, inputs[0], inputs[1:])
 	})
