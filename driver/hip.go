@@ -151,10 +151,11 @@ func (p *planner) bindDeviceLink(j *clangJob) error {
 	return p.add(j, a)
 }
 
-// bindBundle adds clang's clang-offload-bundler job that makes a HIP fat
-// binary (-input=/dev/null for the empty host entry), run in-process by
-// offcc's bundler with the same command line. Every file comes from its
-// -input= or -output= option.
+// bindBundle adds clang's clang-offload-bundler job: a HIP fat binary
+// (-input=/dev/null for the empty host entry) runs in-process in offcc's
+// bundler with the same command line; a compressed one, or the object
+// bundle of an -fgpu-rdc compile, runs LLVM's bundler, so that the bytes
+// are clang's. Every file comes from its -input= or -output= option.
 func (p *planner) bindBundle(j *clangJob) error {
 	a := &actions.Action{
 		Kind: actions.FatBinary, Offload: p.offload, Tool: "clang-offload-bundler",
@@ -162,7 +163,7 @@ func (p *planner) bindBundle(j *clangJob) error {
 		Command: append([]string{p.env.self, "offload-bundler"}, j.argv[1:]...), Cost: 0.05,
 	}
 	var out string
-	emptyHost := false
+	emptyHost, compress := false, false
 	for _, arg := range j.argv[1:] {
 		switch {
 		case strings.HasPrefix(arg, "-input="):
@@ -178,10 +179,8 @@ func (p *planner) bindBundle(j *clangJob) error {
 			a.Inputs = append(a.Inputs, in)
 		case strings.HasPrefix(arg, "-output="):
 			out = strings.TrimPrefix(arg, "-output=")
-		case arg == "-compress":
-			// offcc's zstd (klauspost/compress) is not libzstd: the
-			// bundle would read back the same but not be clang's bytes.
-			return unrecognized(j, "a compressed bundle (--offload-compress)")
+		case arg == "-compress" || arg == "--compress":
+			compress = true
 		case strings.HasPrefix(arg, "-type="), strings.HasPrefix(arg, "-targets="),
 			strings.HasPrefix(arg, "-bundle-align="),
 			strings.HasPrefix(arg, "-compression-level="), arg == "-verbose", arg == "--verbose":
@@ -192,16 +191,20 @@ func (p *planner) bindBundle(j *clangJob) error {
 	if out == "" || len(a.Inputs) == 0 {
 		return unrecognized(j, "a bundler job without -output= or inputs")
 	}
-	if !emptyHost {
-		// -fgpu-rdc bundles the host object itself; offcc's object bundles
-		// are not laid out byte for byte as clang-offload-bundler's.
-		return unrecognized(j, "a bundle with a host object (-fgpu-rdc)")
-	}
 	o, err := p.output(j, out)
 	if err != nil {
 		return err
 	}
 	a.Outputs = []*actions.Artifact{o}
+	if !emptyHost || compress {
+		// LLVM's bundler, as clang runs it: -fgpu-rdc bundles the host
+		// object itself, which offcc's object bundles do not lay out
+		// byte for byte as llvm-objcopy does, and offcc's zstd
+		// (klauspost/compress) is not libzstd. The job still runs on
+		// offcc's graph, after the compiles it reads.
+		a.Command = append([]string(nil), j.argv...)
+		return p.add(j, a)
+	}
 	steps, args := p.env.steps, append([]string(nil), j.argv[1:]...)
 	a.Run = func(_ context.Context, sh *actions.Shell) error { return steps.bundle(sh, args) }
 	return p.add(j, a)

@@ -104,10 +104,12 @@ func TestHIPRegistrationLikeClang(t *testing.T) {
 	}
 }
 
-// TestHIPHandedToClang: HIP command lines offcc does not plan (the old
-// driver's -fgpu-rdc, compressed fat binaries) go to clang, say so under
-// -v, and give clang's object.
-func TestHIPHandedToClang(t *testing.T) {
+// TestHIPLLVMBundles: the old driver's -fgpu-rdc compile (an object
+// bundle) and --offload-compress (a zstd bundle) run on offcc's graph,
+// their bundles made by LLVM's clang-offload-bundler, so the objects are
+// clang's byte for byte; the old driver's -fgpu-rdc link (which unbundles
+// objects) goes to clang and says so under -v.
+func TestHIPLLVMBundles(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "compares offcc with clang")
 	dir := t.TempDir()
@@ -115,11 +117,11 @@ func TestHIPHandedToClang(t *testing.T) {
 	for _, d := range []string{"offcc", "clang"} {
 		os.Mkdir(filepath.Join(dir, d), 0o755)
 	}
+	src := srcPath(t, "../hip/kernels.hip")
 	for _, mode := range []string{"-fgpu-rdc", "--offload-compress"} {
-		src := srcPath(t, "../hip/kernels.hip")
 		r := cmdSpec{dir: filepath.Join(dir, "offcc"), env: []string{tmp}, name: c.cc, args: args(hipFlags(t), mode, "-v", "-c", src, "-o", "k.o")}.mustRun(t)
-		if !strings.Contains(r.stderr, "note: handing the command line to clang") {
-			t.Errorf("%s: no note under -v:\n%s", mode, r.stderr)
+		if strings.Contains(r.stderr, "note: handing the command line to clang") || !strings.Contains(r.stderr, "clang-offload-bundler\" -type=o") {
+			t.Errorf("%s: not planned by offcc with LLVM's bundler:\n%s", mode, r.stderr)
 		}
 		cmdSpec{dir: filepath.Join(dir, "clang"), env: []string{tmp}, name: refClang, args: args(hipFlags(t), mode, "-v", "-c", src, "-o", "k.o")}.mustRun(t)
 		a, _ := os.ReadFile(filepath.Join(dir, "clang", "k.o"))
@@ -127,6 +129,13 @@ func TestHIPHandedToClang(t *testing.T) {
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s: offcc's object differs from clang's", mode)
 		}
+	}
+	// The link needs a HIP runtime: the stand-in one.
+	cmdSpec{dir: dir, name: refClang, args: args("-shared", "-fPIC", "-o", filepath.Join(dir, "libamdhip64.so"), srcPath(t, "../hip/hipstub.c"))}.mustRun(t)
+	r := cmdSpec{dir: filepath.Join(dir, "offcc"), env: []string{tmp}, name: c.cxx,
+		args: args("-fgpu-rdc", "--hip-link", hipArches, "-v", "k.o", "-shared", "-L"+dir, "-o", "libk.so")}.mustRun(t)
+	if !strings.Contains(r.stderr, "note: handing the command line to clang") {
+		t.Errorf("old-driver -fgpu-rdc link: no note under -v:\n%s", r.stderr)
 	}
 }
 
