@@ -69,3 +69,56 @@ func TestFatbinWrapperObject(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDARegistrationRuns links a CUDA host object (clang 22, -fgpu-rdc
+// with the new offload driver: its kernels and device variables are
+// offload entries of kind cuda) with offcc's CUDA registration module
+// around a stand-in fat binary, and runs it against the stand-in CUDA
+// runtime testdata/cuda/cudartstub.c: the wrapper carries CUDA's magic and
+// the fat binary, every kernel and variable is registered,
+// __cudaRegisterFatBinaryEnd follows, and the fat binary is unregistered
+// at exit. (NVIDIA's fatbinary, which makes the real fat binary, is not
+// needed to check what the runtime is given.)
+func TestCUDARegistrationRuns(t *testing.T) {
+	clangPath := llvmtest.Clang(t)
+	dir := t.TempDir()
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	src, _ := filepath.Abs("../testdata/cuda/kernels.cu")
+	stub, _ := filepath.Abs("../testdata/cuda/cudartstub.c")
+	run(clangPath, "-x", "cuda", "--offload-arch=sm_80", "-nocudainc", "-nocudalib", "--cuda-feature=+ptx80",
+		"-Xclang", "-target-sdk-version=12.0", "--offload-new-driver", "-fgpu-rdc", "-foffload-lto", "-c", src, "-o", "k.o")
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("int launch(float *, int);\nint main(void) { float a[4] = {0}; return launch(a, 4); }\n"), 0o644)
+	fatbin := filepath.Join(dir, "stand-in.fatbin")
+	os.WriteFile(fatbin, []byte("FATBIN42 stand-in bytes"), 0o644)
+	os.WriteFile(filepath.Join(dir, "w.ll"), []byte(fatbinWrapperIR("x86_64-pc-linux-gnu", cudaRuntime, fatbin, 23)), 0o644)
+	run(clangPath, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", "w.o", "w.ll")
+	run(clangPath, "-shared", "-fPIC", "-o", "libcudart.so", stub)
+	run(clangPath+"++", "w.o", "k.o", "main.c", "-L.", "-lcudart", "-o", "prog")
+	out := run(filepath.Join(dir, "prog"))
+	want := "fatbin: magic=0x466243b1 version=1 data=FATBIN42\n" +
+		"kernel: module 0 _Z5scalePffi\nkernel: module 0 _Z10accumulatePKfi\n" +
+		"kernel: module 0 _Z4fillIfEvPT_S0_i\nkernel: module 0 _Z4fillIiEvPT_S0_i\n" +
+		"var: module 0 counter size=4 extern=0 constant=0 global=0\n" +
+		"var: module 0 coef size=16 extern=0 constant=1 global=0\n" +
+		"end: module 0\nunregister: module 0\n"
+	if got := sortedLines(out); got != sortedLines(want) || !strings.HasPrefix(out, "fatbin: ") || !strings.HasSuffix(out, "end: module 0\nunregister: module 0\n") {
+		t.Errorf("registration:\n%s\nwant (in any order between the first and the last two lines):\n%s", out, want)
+	}
+}
+
+// sortedLines returns s's lines sorted, joined by newlines.
+func sortedLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}

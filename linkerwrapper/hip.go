@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -93,6 +94,40 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 		Cost:    0.3,
 	}
 	return wrap, compile
+}
+
+// cudaFatbin plans NVIDIA's fatbinary over a CUDA link's device images, as
+// clang-linker-wrapper 22 runs it: "fatbinary -64 --create OUT" and one
+// --image3=kind=elf,sm=N,file=IMG per image, in descending (triple, arch)
+// order. fatbinary is taken from --cuda-path's bin directory, else PATH;
+// when neither has it the link fails now, before any device link runs
+// (under --dry-run it prints the bare name, as LLVM's wrapper does).
+func (l *linkPlan) cudaFatbin(devs []*deviceLink) (*actions.Action, error) {
+	tool := "fatbinary"
+	if p := filepath.Join(l.o.cudaPath, "bin", tool); l.o.cudaPath != "" && fileExists(p) {
+		tool = p
+	} else if p, err := exec.LookPath(tool); err == nil {
+		tool = p
+	} else if !l.o.dryRun {
+		return nil, fmt.Errorf("cannot find 'fatbinary' (NVIDIA's fat binary tool), which CUDA links need: install the CUDA toolkit and pass --cuda-path=DIR (or put its bin directory on PATH)")
+	}
+	out := actions.NewArtifact(l.tempName(l.outBase, "fatbin"))
+	a := &actions.Action{
+		Kind: actions.FatBinary, Offload: actions.CUDA, Target: target.Target{Triple: l.o.hostTriple}, Tool: "fatbinary",
+		Outputs: []*actions.Artifact{out}, Cost: 0.1,
+		Command: []string{tool, "-64", "--create", out.Path},
+	}
+	for _, d := range clangImageOrder(devs) {
+		sm := strings.TrimPrefix(d.arch, "sm_")
+		a.Command = append(a.Command, fmt.Sprintf("--image3=kind=elf,sm=%s,file=%s", sm, d.link.Outputs[0].Path))
+		a.Inputs = append(a.Inputs, d.link.Outputs[0])
+	}
+	return a, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // clangImageOrder returns device links in the order clang-linker-wrapper 22

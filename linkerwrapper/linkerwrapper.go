@@ -173,14 +173,7 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 	}
 	for _, im := range res.images {
 		switch k := im.image.Offload; {
-		case k == packager.OffloadCUDA:
-			// NVIDIA's nvlink and fatbinary make CUDA's fat binary;
-			// LLVM's wrapper runs them.
-			if cfg.Verbose && notes != nil {
-				fmt.Fprintf(notes, "%s: note: linking with %s: CUDA device images (%s)\n", prog, cfg.linkerWrapper(), im.source)
-			}
-			return []*actions.Action{l.handOff(cl.args)}, nil
-		case k != packager.OffloadOpenMP && k != packager.OffloadSYCL && k != packager.OffloadHIP:
+		case k != packager.OffloadCUDA && k != packager.OffloadOpenMP && k != packager.OffloadSYCL && k != packager.OffloadHIP:
 			return nil, fmt.Errorf("wrapping %s device images is not supported yet", k)
 		case k == packager.OffloadHIP && o.compress:
 			// offcc's zstd is not libzstd: LLVM's wrapper writes the
@@ -232,6 +225,12 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 			fb := l.hipFatbin(devs[kind], nil)
 			acts = append(acts, fb)
 			wrap, compile = l.fatbinWrapActions(fb.Outputs[0], hipRuntime)
+		case packager.OffloadCUDA:
+			var fb *actions.Action
+			if fb, err = l.cudaFatbin(devs[kind]); err == nil {
+				acts = append(acts, fb)
+				wrap, compile = l.fatbinWrapActions(fb.Outputs[0], cudaRuntime)
+			}
 		default:
 			wrap, compile, err = l.wrapActions(devs[kind])
 		}

@@ -236,7 +236,7 @@ func firstLine(text, sub string) string {
 }
 
 // tempPath matches a temporary file name with its directory and random part.
-var tempPath = regexp.MustCompile(`\S*/([^/\s]+)-[0-9a-f]{6}\.(o|img)\b`)
+var tempPath = regexp.MustCompile(`\S*/([^/\s]+)-[0-9a-f]{6}\.(o|img|fatbin)\b`)
 
 // normalizeDryRun keeps the device and host link lines of a --dry-run output
 // with temporary names reduced to "<prefix>.<ext>".
@@ -441,5 +441,44 @@ int main() { return 0; }
 	}
 	if got, want := strings.Join(normalizeDryRun(stderr), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
 		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
+	}
+}
+
+// TestDryRunCUDAMatchesClang: for a CUDA link (RDC, bitcode images for two
+// sm archs) offcc's --dry-run prints the device links, NVIDIA's fatbinary
+// over both images and the host link that clang-linker-wrapper 22 prints.
+// Without the CUDA toolkit a real link stops at once, naming fatbinary.
+func TestDryRunCUDAMatchesClang(t *testing.T) {
+	requireLLVM(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "k.cu"), "#define __global__ __attribute__((global))\n__global__ void k(int *p) { *p = 1; }\n")
+	clang(t, dir, "-x", "cuda", "--offload-arch=sm_80,sm_90", "-nocudainc", "-nocudalib", "--cuda-feature=+ptx80",
+		"--offload-new-driver", "-fgpu-rdc", "-foffload-lto", "-c", "k.cu", "-o", "k.o")
+	args := wrapperArgs(t, dir, "--offload-new-driver", "-fgpu-rdc", "--offload-arch=sm_80,sm_90", filepath.Join(dir, "k.o"), "-o", filepath.Join(dir, "k"))
+	rc, _, stderr := runMain(t, append(args, "--dry-run")...)
+	if rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr)
+	}
+	if fb := firstLine(stderr, "--create"); !strings.Contains(fb, "--image3=kind=elf,sm=90,file=") || !strings.Contains(fb, "--image3=kind=elf,sm=80,file=") {
+		t.Errorf("fatbinary line %q", fb)
+	}
+	if host := firstLine(stderr, "/usr/bin/ld"); !strings.Contains(host, ".cuda.image.wrapper-") {
+		t.Errorf("host link %q lacks the CUDA wrapper object", host)
+	}
+	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), append(args, "--dry-run")...)
+	cmd.Dir = dir
+	theirs, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
+	}
+	if got, want := strings.Join(normalizeDryRun(stderr), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
+		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
+	}
+	if _, err := exec.LookPath("fatbinary"); err == nil {
+		return
+	}
+	rc, _, stderr = runMain(t, args...)
+	if rc != 1 || !strings.Contains(stderr, "cannot find 'fatbinary'") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("link without the CUDA toolkit: exit %d\n%s", rc, stderr)
 	}
 }
