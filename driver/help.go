@@ -10,11 +10,11 @@ func helpText(prog string) string {
 USAGE: offcc [clang options] file...
        offcc <subcommand> [options]
 
-offcc accepts clang's command line. OpenMP offload compilations
-(-fopenmp with -fopenmp-targets= or --offload-arch=), HIP (non-RDC) and
-SYCL (-fsycl) compilations are planned as a job graph and independent jobs
-(one device compile per target, the host compile) run at the same time;
-links run offcc's link stage. Everything else is handed to clang.
+offcc accepts clang's command line. OpenMP offload (-fopenmp with
+-fopenmp-targets= or --offload-arch=), CUDA, HIP and SYCL (-fsycl)
+compilations are planned as a job graph and independent jobs (one device
+compile per target, the host compile) run at the same time; offload links
+run offcc's link stage. Everything else is handed to clang.
 
 OFFCC OPTIONS:
   -j N, --offload-jobs=N  Run at most N jobs at once (default: the CPU count,

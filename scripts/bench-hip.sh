@@ -7,7 +7,9 @@
 #
 # Env: OFFCC (default bin/offcc), CLANG (default /usr/lib/llvm-22/bin/clang),
 #      KERNELS (kernels in the generated TU, default 120),
-#      ARCHS (default gfx906,gfx908,gfx90a,gfx1030), RUNS (default 5).
+#      ARCHS (default gfx906,gfx908,gfx90a,gfx1030), RUNS (default 5),
+#      MODE (extra flags: e.g. "--offload-new-driver" or
+#      "--offload-new-driver -fgpu-rdc"; default none, clang's old driver).
 # The TU includes testdata/hip/hip_min.h, so no ROCm is needed
 # (-nogpuinc -nogpulib). Prints a Markdown table (medians).
 set -euo pipefail
@@ -39,7 +41,8 @@ awk -v n="$KERNELS" 'BEGIN {
 }' >"$work/bench.hip"
 
 cd "$work"
-flags=(-x hip "--offload-arch=$ARCHS" -nogpuinc -nogpulib "-I$inc" -O2 -c bench.hip -o out.o)
+read -r -a mode <<<"${MODE:-}"
+flags=(-x hip "--offload-arch=$ARCHS" -nogpuinc -nogpulib "-I$inc" -O2 "${mode[@]}" -c bench.hip -o out.o)
 export OFFCC_CACHE_DIR="$work/cache"
 "$CLANG" "${flags[@]}"
 "$OFFCC" "${flags[@]}"
@@ -54,7 +57,7 @@ done
 cw=$(median 1 clang.t) ow=$(median 1 offcc.t)
 cc=$(cpu_median clang.t) oc=$(cpu_median offcc.t)
 echo
-echo "HIP compile: \`-x hip -O2 -c --offload-arch=$ARCHS -nogpuinc -nogpulib\`, $KERNELS kernels with launches; median of $RUNS runs, $(nproc) CPUs."
+echo "HIP compile: \`-x hip -O2 ${MODE:+$MODE }-c --offload-arch=$ARCHS -nogpuinc -nogpulib\`, $KERNELS kernels with launches; median of $RUNS runs, $(nproc) CPUs."
 echo
 echo "| compiler | wall (s) | CPU user+sys (s) |"
 echo "|---|---:|---:|"
