@@ -44,23 +44,5 @@ cd "$work"
 read -r -a mode <<<"${MODE:-}"
 flags=(-x hip "--offload-arch=$ARCHS" -nogpuinc -nogpulib "-I$inc" -O2 "${mode[@]}" -c bench.hip -o out.o)
 export OFFCC_CACHE_DIR="$work/cache"
-"$CLANG" "${flags[@]}"
-"$OFFCC" "${flags[@]}"
-: >clang.t
-: >offcc.t
 echo "bench: $KERNELS HIP kernels, --offload-arch=$ARCHS, $RUNS runs each (alternating)" >&2
-for ((i = 1; i <= RUNS; i++)); do
-	time_one clang.t "$CLANG" "${flags[@]}"
-	time_one offcc.t "$OFFCC" "${flags[@]}"
-	echo "bench: run $i/$RUNS: clang $(tail -1 clang.t | cut -d' ' -f1)s, offcc $(tail -1 offcc.t | cut -d' ' -f1)s" >&2
-done
-cw=$(median 1 clang.t) ow=$(median 1 offcc.t)
-cc=$(cpu_median clang.t) oc=$(cpu_median offcc.t)
-echo
-echo "HIP compile: \`-x hip -O2 ${MODE:+$MODE }-c --offload-arch=$ARCHS -nogpuinc -nogpulib\`, $KERNELS kernels with launches; median of $RUNS runs, $(nproc) CPUs."
-echo
-echo "| compiler | wall (s) | CPU user+sys (s) |"
-echo "|---|---:|---:|"
-echo "| clang-22 | $cw | $cc |"
-echo "| offcc | $ow | $oc |"
-echo "| ratio offcc / clang | $(ratio "$ow" "$cw") | $(ratio "$oc" "$cc") |"
+compare_clang_offcc "HIP compile: \`-x hip -O2 ${MODE:+$MODE }-c --offload-arch=$ARCHS -nogpuinc -nogpulib\`, $KERNELS kernels with launches" "$RUNS" "${flags[@]}"

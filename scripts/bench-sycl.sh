@@ -39,23 +39,5 @@ awk -v n="$KERNELS" 'BEGIN {
 cd "$work"
 flags=(-fsycl "--offload-targets=$TARGETS" "-I$inc" -O2 -c bench.cpp -o out.o)
 export OFFCC_CACHE_DIR="$work/cache"
-"$CLANG" "${flags[@]}"
-"$OFFCC" "${flags[@]}"
-: >clang.t
-: >offcc.t
 echo "bench: $KERNELS SYCL kernels, --offload-targets=$TARGETS, $RUNS runs each (alternating)" >&2
-for ((i = 1; i <= RUNS; i++)); do
-	time_one clang.t "$CLANG" "${flags[@]}"
-	time_one offcc.t "$OFFCC" "${flags[@]}"
-	echo "bench: run $i/$RUNS: clang $(tail -1 clang.t | cut -d' ' -f1)s, offcc $(tail -1 offcc.t | cut -d' ' -f1)s" >&2
-done
-cw=$(median 1 clang.t) ow=$(median 1 offcc.t)
-cc=$(cpu_median clang.t) oc=$(cpu_median offcc.t)
-echo
-echo "SYCL compile: \`-fsycl -O2 -c --offload-targets=$TARGETS\`, $KERNELS kernels; median of $RUNS runs, $(nproc) CPUs."
-echo
-echo "| compiler | wall (s) | CPU user+sys (s) |"
-echo "|---|---:|---:|"
-echo "| clang-22 | $cw | $cc |"
-echo "| offcc | $ow | $oc |"
-echo "| ratio offcc / clang | $(ratio "$ow" "$cw") | $(ratio "$oc" "$cc") |"
+compare_clang_offcc "SYCL compile: \`-fsycl -O2 -c --offload-targets=$TARGETS\`, $KERNELS kernels" "$RUNS" "${flags[@]}"
