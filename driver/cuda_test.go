@@ -1,17 +1,12 @@
 package driver
 
 import (
-	"context"
 	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/offcc/offcc/actions"
-	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 const cudaSource = `#define __global__ __attribute__((global))
@@ -26,18 +21,8 @@ __global__ void k(int *p) { *p = 1; }
 // compile with no edge from the device work (it compiles with an empty fat
 // binary); the embed step puts the fat binary into .nv_fatbin after both.
 func TestPlanCUDAEdges(t *testing.T) {
-	clang := llvmtest.Clang(t)
-	src := filepath.Join(t.TempDir(), "k.cu")
-	os.WriteFile(src, []byte(cudaSource), 0o644)
-	tempDir := t.TempDir()
-	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
-	_, jobs, err := clangJobs(context.Background(), inv, clang,
-		[]string{"-x", "cuda", "--offload-arch=sm_80,sm_90", "-nocudainc", "-nocudalib", "-c", src, "-o", "k.o"}, tempDir, nil)
-	if err != nil {
-		t.Fatalf("clang -###: %v", err)
-	}
-	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang}, cuid: func(string) string { return "1234abcd" }}
-	plan, err := newPlanner(env, actions.CUDA).build(jobs)
+	plan, _, err := planSource(t, actions.CUDA, "k.cu", cudaSource,
+		"-x", "cuda", "--offload-arch=sm_80,sm_90", "-nocudainc", "-nocudalib", "-c", "k.cu", "-o", "k.o")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,19 +24,26 @@ int main(void) {
 }
 `
 
-// planFor plans clang's real jobs for args (which name m.c, written to a
-// temporary directory that is the working directory of the plan's
-// relative names) and returns the plan and the private temporary
-// directory.
+// planFor plans clang's real jobs for an OpenMP command line args (which
+// name m.c): see planSource.
 func planFor(t *testing.T, args ...string) (*Plan, string, error) {
 	t.Helper()
+	return planSource(t, actions.OpenMP, "m.c", ompSource, args...)
+}
+
+// planSource writes text to a file named name in a temporary directory,
+// plans clang's real jobs for args (where name stands for that file) with
+// the builder of kind, and returns the plan and the private temporary
+// directory. Compile unit IDs are "1234abcd".
+func planSource(t *testing.T, kind actions.OffloadKind, name, text string, args ...string) (*Plan, string, error) {
+	t.Helper()
 	clang := llvmtest.Clang(t)
-	src := filepath.Join(t.TempDir(), "m.c")
-	if err := os.WriteFile(src, []byte(ompSource), 0o644); err != nil {
+	src := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for i, a := range args {
-		if a == "m.c" {
+		if a == name {
 			args[i] = src
 		}
 	}
@@ -46,8 +53,9 @@ func planFor(t *testing.T, args ...string) (*Plan, string, error) {
 	if err != nil {
 		t.Fatalf("clang -###: %v", err)
 	}
-	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang}}
-	plan, err := newPlanner(env, actions.OpenMP).build(jobs)
+	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang},
+		cuid: func(string) string { return "1234abcd" }}
+	plan, err := newPlanner(env, kind).build(jobs)
 	return plan, tempDir, err
 }
 
