@@ -146,6 +146,7 @@ var cuidOptions = map[string]cuidOption{
 	"-cuid=": {prefix: true}, "-fuse-cuid=": {prefix: true}, "--driver-mode=": {prefix: true},
 	"--offload-arch=": {prefix: true}, "--cuda-gpu-arch=": {prefix: true},
 	"--cuda-feature=": {prefix: true}, "--cuda-path=": {prefix: true},
+	"--no-offload-arch=": {prefix: true},
 	// Separate and JoinedOrSeparate.
 	"-o": {style: cuidJoinedOrSeparate}, "-x": {style: cuidJoinedOrSeparate},
 	"-D": {style: cuidJoinedOrSeparate}, "-U": {style: cuidJoinedOrSeparate},
@@ -203,6 +204,16 @@ func parseCUIDArgs(args []string) (cl cuidCommandLine, ok bool) {
 					return cl, false // native, empty or unknown
 				}
 				cl.archs[arch] = true
+			}
+			continue // erased from the hashed list
+		case "--no-offload-arch=":
+			// It removes archs named before it (a later --offload-arch=
+			// adds them back); "all" is not modelled.
+			for _, arch := range strings.Split(value, ",") {
+				if arch == "all" || offloadTripleArch(arch) == "" {
+					return cl, false
+				}
+				delete(cl.archs, arch)
 			}
 			continue // erased from the hashed list
 		}

@@ -72,6 +72,8 @@ func TestClangCUID(t *testing.T) {
 		{"new-driver-rdc", "k.hip", append(slices.Clone(hip), "--offload-new-driver", "-fgpu-rdc", "--no-offload-new-driver", "--offload-new-driver", "-c"), nil, ""},
 		{"compress", "k.hip", append(slices.Clone(hip), "--offload-compress", "--no-offload-compress", "--offload-compress", "-c"), nil, ""},
 		{"cuda-feature-path", "k.cu", []string{"-x", "cuda", "--offload-arch=sm_80,sm_90", "-nocudainc", "-nocudalib", "--cuda-feature=+ptx80", "--cuda-path=/nonexistent", "-Xclang", "-target-sdk-version=12.0", "-c"}, nil, ""},
+		{"no-offload-arch-then-back", "k.hip", append(slices.Clone(hip), "--no-offload-arch=gfx906", "--offload-arch=gfx906,gfx90a", "-c"), nil, ""},
+		{"no-offload-arch", "k.hip", append(slices.Clone(hip), "--offload-arch=gfx90a,gfx1030", "--no-offload-arch=gfx906", "-c"), []string{"-o", "k.o"}, ""},
 		{"cuda", "k.cu", []string{"-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib", "-c"}, nil, ""},
 	}
 	for _, tt := range tests {
