@@ -208,6 +208,21 @@ func TestSYCLBINLink(t *testing.T) {
 			t.Errorf("%s: the failed link wrote %s", tc.name, tc.out)
 		}
 	}
+	// A damaged .syclbin: one line naming it, for both tools.
+	whole, _ := os.ReadFile(filepath.Join(dir, "device.syclbin"))
+	os.WriteFile(filepath.Join(dir, "cut.syclbin"), whole[:200], 0o644)
+	for _, cmd := range [][]any{
+		{c.cc, "syclbin", "link", "kernels.syclbin", "cut.syclbin", "-o", "cut-out.syclbin"},
+		{c.cxx, "-fsyclbin", "kernels.syclbin", "cut.syclbin", "-o", "cut-out.syclbin"},
+	} {
+		r := run(cmd[0].(string), cmd[1:]...)
+		if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "error: ") || !strings.Contains(r.stderr, "cut.syclbin") {
+			t.Errorf("damaged input: want exit 1 and one line naming cut.syclbin:\n%s", r)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "cut-out.syclbin")); err == nil {
+			t.Errorf("%v wrote an output from a damaged input", cmd[1:3])
+		}
+	}
 	if left, _ := os.ReadDir(tmpDir); len(left) > 0 {
 		t.Errorf("temporaries left in TMPDIR: %v", left)
 	}

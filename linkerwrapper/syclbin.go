@@ -69,7 +69,7 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 			if f, enc, err := syclbin.Decode(data); err == nil {
 				bins = append(bins, syclbinInput{it.value, f, enc})
 				continue
-			} else if syclbin.IsFile(data) && !packager.IsOffloadBinary(data) {
+			} else if syclbin.IsFile(data) {
 				return nil, fmt.Errorf("%s: %v", it.value, err)
 			}
 			ims, err := packager.Parse(data)
