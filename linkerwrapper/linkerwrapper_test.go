@@ -265,7 +265,6 @@ func TestDryRunAMDGPUMatchesClang(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("Main = %d\n%s", rc, stderr)
 	}
-	ours := normalizeDryRun(stderr)
 	want := "--target=amdgcn-amd-amdhsa -mcpu=gfx90a -flto -Xlinker --plugin-opt=-inline-threshold=1 -Wl,--no-undefined "
 	if dev := firstLine(stderr, "--target=amdgcn"); !strings.Contains(dev, want) || !strings.Contains(dev, "-Xlinker -lfoo -g") || strings.Contains(dev, "-lbar") {
 		t.Errorf("device link %q lacks %q or the pass-through options", dev, want)
@@ -274,15 +273,7 @@ func TestDryRunAMDGPUMatchesClang(t *testing.T) {
 		t.Errorf("host link %q lacks the wrapper object", host)
 	}
 
-	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), args...)
-	cmd.Dir = dir
-	theirs, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
-	}
-	if got, want := strings.Join(ours, "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
-		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
-	}
+	sameDryRun(t, dir, args, stderr)
 }
 
 func TestDeviceLinkFailure(t *testing.T) {
@@ -433,15 +424,7 @@ int main() { return 0; }
 	if host := firstLine(stderr, "/usr/bin/ld"); !strings.Contains(host, ".sycl.image.wrapper-") {
 		t.Errorf("host link %q lacks the SYCL wrapper object", host)
 	}
-	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), args...)
-	cmd.Dir = dir
-	theirs, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
-	}
-	if got, want := strings.Join(normalizeDryRun(stderr), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
-		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
-	}
+	sameDryRun(t, dir, args, stderr)
 }
 
 // TestDryRunCUDAMatchesClang: for a CUDA link (RDC, bitcode images for two
@@ -465,20 +448,28 @@ func TestDryRunCUDAMatchesClang(t *testing.T) {
 	if host := firstLine(stderr, "/usr/bin/ld"); !strings.Contains(host, ".cuda.image.wrapper-") {
 		t.Errorf("host link %q lacks the CUDA wrapper object", host)
 	}
-	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), append(args, "--dry-run")...)
-	cmd.Dir = dir
-	theirs, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
-	}
-	if got, want := strings.Join(normalizeDryRun(stderr), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
-		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
-	}
+	sameDryRun(t, dir, append(args, "--dry-run"), stderr)
 	if _, err := exec.LookPath("fatbinary"); err == nil {
 		return
 	}
 	rc, _, stderr = runMain(t, args...)
 	if rc != 1 || !strings.Contains(stderr, "cannot find 'fatbinary'") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("link without the CUDA toolkit: exit %d\n%s", rc, stderr)
+	}
+}
+
+// sameDryRun runs clang-linker-wrapper 22 with args (which include
+// --dry-run) in dir and checks that it prints the device and host link
+// lines that ours (offcc's --dry-run output) has.
+func sameDryRun(t *testing.T, dir string, args []string, ours string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(llvmBin, "clang-linker-wrapper"), args...)
+	cmd.Dir = dir
+	theirs, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang-linker-wrapper: %v\n%s", err, theirs)
+	}
+	if got, want := strings.Join(normalizeDryRun(ours), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
+		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
 	}
 }

@@ -39,23 +39,32 @@ double f(int i) { return table[i]; }
 		}
 		return b
 	}
+	checkReplaceLikeCompiler(t, dir, ".hip_fatbin", []int{1, 7, 8, 1001, 4096, 42264}, compile)
+}
+
+// checkReplaceLikeCompiler compiles an object with an empty file as the
+// section's contents and one with a file of each size: filling section in
+// the first with the same bytes gives the second byte for byte, and
+// emptying it again gives the first back.
+func checkReplaceLikeCompiler(t *testing.T, dir, section string, sizes []int, compile func(contents, out string) []byte) {
+	t.Helper()
 	empty := compile("/dev/null", filepath.Join(dir, "empty.o"))
-	for _, size := range []int{1, 7, 8, 1001, 4096, 42264} {
+	for _, size := range sizes {
+		// Any bytes do: the compiler copies the file as it is.
 		data := bytes.Repeat([]byte{0xa5}, size)
 		data[0] = byte(size)
-		fb := filepath.Join(dir, "fb")
-		os.WriteFile(fb, data, 0o644)
-		want := compile(fb, filepath.Join(dir, "want.o"))
-		got, err := ReplaceSection(empty, ".hip_fatbin", data)
+		file := filepath.Join(dir, "contents")
+		os.WriteFile(file, data, 0o644)
+		want := compile(file, filepath.Join(dir, "want.o"))
+		got, err := ReplaceSection(empty, section, data)
 		if err != nil {
-			t.Fatalf("size %d: %v", size, err)
+			t.Fatalf("%s, size %d: %v", section, size, err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("size %d: replaced object (%d bytes) differs from the compiled one (%d bytes)", size, len(got), len(want))
+			t.Errorf("%s, size %d: filled object (%d bytes) differs from the compiled one (%d bytes)", section, size, len(got), len(want))
 		}
-		// Replacing back gives the empty object again.
-		if back, err := ReplaceSection(got, ".hip_fatbin", nil); err != nil || !bytes.Equal(back, empty) {
-			t.Errorf("size %d: replacing back: %v", size, err)
+		if back, err := ReplaceSection(got, section, nil); err != nil || !bytes.Equal(back, empty) {
+			t.Errorf("%s, size %d: emptying it again: %v", section, size, err)
 		}
 	}
 }
@@ -98,20 +107,5 @@ func TestReplaceOffloadSectionLikeTheCompiler(t *testing.T) {
 		}
 		return b
 	}
-	empty := compile("/dev/null", filepath.Join(dir, "empty.o"))
-	for _, size := range []int{8, 160, 4096, 40008} {
-		// Any bytes do: clang copies the file into the section as it is.
-		data := bytes.Repeat([]byte{0x5a}, size)
-		data[0] = byte(size)
-		blob := filepath.Join(dir, "blob")
-		os.WriteFile(blob, data, 0o644)
-		want := compile(blob, filepath.Join(dir, "want.o"))
-		got, err := ReplaceSection(empty, ".llvm.offloading", data)
-		if err != nil {
-			t.Fatalf("size %d: %v", size, err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("size %d: filled object (%d bytes) differs from the compiled one (%d bytes)", size, len(got), len(want))
-		}
-	}
+	checkReplaceLikeCompiler(t, dir, ".llvm.offloading", []int{8, 160, 4096, 40008}, compile)
 }
