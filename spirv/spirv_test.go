@@ -44,39 +44,15 @@ void run2(int *p) { kernel_single_task<KB>([=]() { p[0] = helper(p[1]); }); }
 // clang, skipping the test when it is absent.
 func compileSPIRV(t *testing.T, name, src string) []byte {
 	t.Helper()
-	clang := llvmtest.Clang(t)
-	dir := t.TempDir()
-	cpp := filepath.Join(dir, name+".cpp")
-	bc := filepath.Join(dir, name+".bc")
-	spv := filepath.Join(dir, name+".spv")
-	if err := os.WriteFile(cpp, []byte(src), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"-fsycl", "-fsycl-device-only", cpp, "-o", bc},
-		{"--target=spirv64-unknown-unknown", "-c", bc, "-o", spv},
-	} {
-		if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-			t.Fatalf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	b, err := os.ReadFile(spv)
+	b, err := llvmtest.SYCLToSPIRV(llvmtest.Clang(t), t.TempDir(), name, "spirv64-unknown-unknown", src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// spirvTool finds a SPIRV-Tools program in PATH, skipping the test when it
-// is absent (failing it under OFFCC_REQUIRE_LLVM=1).
-func spirvTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		llvmtest.Missing(t, "%s (SPIRV-Tools) is not installed: %v", name, err)
-	}
-	return p
-}
+// spirvTool finds a SPIRV-Tools program in PATH (llvmtest.SPIRVTool).
+func spirvTool(t *testing.T, name string) string { t.Helper(); return llvmtest.SPIRVTool(t, name) }
 
 // disassembled is what the test reads back from spirv-dis's text.
 type disassembled struct {

@@ -3,7 +3,6 @@ package syclbinlink_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,24 +60,7 @@ func spv(t *testing.T, name string) []byte {
 		defer os.RemoveAll(dir)
 		compiled = map[string][]byte{}
 		for n, src := range sources {
-			cpp := filepath.Join(dir, n+".cpp")
-			bc := filepath.Join(dir, n+".bc")
-			out := filepath.Join(dir, n+".spv")
-			if err := os.WriteFile(cpp, []byte(src), 0o666); err != nil {
-				compileErr = err
-				return
-			}
-			for _, args := range [][]string{
-				{"-fsycl", "-fsycl-device-only", cpp, "-o", bc},
-				{"--target=" + target, "-c", bc, "-o", out},
-			} {
-				if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-					compileErr = fmt.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, msg)
-					return
-				}
-			}
-			if compiled[n], err = os.ReadFile(out); err != nil {
-				compileErr = err
+			if compiled[n], compileErr = llvmtest.SYCLToSPIRV(clang, dir, n, target, src); compileErr != nil {
 				return
 			}
 		}
@@ -89,14 +71,7 @@ func spv(t *testing.T, name string) []byte {
 	return compiled[name]
 }
 
-func spirvTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		llvmtest.Missing(t, "%s (SPIRV-Tools) is not installed: %v", name, err)
-	}
-	return p
-}
+func spirvTool(t *testing.T, name string) string { t.Helper(); return llvmtest.SPIRVTool(t, name) }
 
 // objectFile wraps a SPIR-V module as an object-state SYCLBIN file with one
 // abstract module, as a SYCL compile would.
