@@ -384,3 +384,32 @@ func TestSYCLSeveralTargets(t *testing.T) {
 	}
 	validateSPIRV(t, filepath.Join(dump, "lib0-image0.bin"), filepath.Join(dump, "lib0-image1.bin"))
 }
+
+// TestSYCLDepFileLikeClang: with -MD the host compile, which offcc runs
+// beside the device compile, writes the user's dependency file as clang's
+// build does, and the object is clang's.
+func TestSYCLDepFileLikeClang(t *testing.T) {
+	t.Parallel()
+	c := getCompiler(t)
+	dir := t.TempDir()
+	_, tmp := tmpEnv(t)
+	var deps, objs [][]byte
+	for _, build := range []struct{ name, cc string }{{"clang", refClangXX}, {"test", c.cxx}} {
+		bdir := filepath.Join(dir, build.name)
+		os.Mkdir(bdir, 0o755)
+		cmdSpec{dir: bdir, env: syclEnv(tmp), name: build.cc,
+			args: args(syclFlags, "-MD", "-MP", "-c", syclSrc(t, "kernels.cpp"), "-o", "k.o")}.mustRun(t)
+		d, err := os.ReadFile(filepath.Join(bdir, "k.d"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := os.ReadFile(filepath.Join(bdir, "k.o"))
+		deps, objs = append(deps, d), append(objs, o)
+	}
+	if !bytes.Equal(deps[0], deps[1]) || !bytes.Contains(deps[1], []byte("sycl_min.h")) {
+		t.Errorf("dependency file differs from clang's or lacks sycl_min.h:\n--- clang\n%s--- %s\n%s", deps[0], c.cxx, deps[1])
+	}
+	if len(objs[0]) == 0 || !bytes.Equal(objs[0], objs[1]) {
+		t.Errorf("object differs from clang's")
+	}
+}
