@@ -15,18 +15,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-OFFCC=${OFFCC:-$PWD/bin/offcc}
-CLANG=${CLANG:-/usr/lib/llvm-22/bin/clang}
+. scripts/benchlib.sh
+setup_clang_offcc
 KERNELS=${KERNELS:-160}
 TARGETS=${TARGETS:-spirv64,spirv32,spirv64-intel,spirv64-amd-amdhsa}
 RUNS=${RUNS:-5}
-for c in "$OFFCC" "$CLANG"; do
-	[ -x "$c" ] || { echo "bench: $c not found (run make build / make deps)" >&2; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/offcc-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-. scripts/benchlib.sh
 inc=$PWD/testdata/sycl
 
 awk -v n="$KERNELS" 'BEGIN {

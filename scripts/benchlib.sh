@@ -1,5 +1,6 @@
 # benchlib.sh: helpers shared by the scripts/bench-*.sh scripts (sourced).
-# The sourcing script sets $work, a scratch directory.
+# $work is the scratch directory: setup_clang_offcc makes it, or the
+# sourcing script sets it.
 
 # time_one <outfile> <cmd...>: appends one line of seconds, "wall user sys",
 # of the command and its children; a failing command stops the benchmark.
@@ -54,4 +55,17 @@ compare_clang_offcc() {
 	echo "| clang-22 | $cw | $cc |"
 	echo "| offcc | $ow | $oc |"
 	echo "| ratio offcc / clang | $(ratio "$ow" "$cw") | $(ratio "$oc" "$cc") |"
+}
+
+# setup_clang_offcc: OFFCC (default bin/offcc) and CLANG (default LLVM 22's
+# clang) must exist; makes the scratch directory $work, removed at exit.
+setup_clang_offcc() {
+	OFFCC=${OFFCC:-$PWD/bin/offcc}
+	CLANG=${CLANG:-/usr/lib/llvm-22/bin/clang}
+	local c
+	for c in "$OFFCC" "$CLANG"; do
+		[ -x "$c" ] || { echo "bench: $c not found (run make build / make deps)" >&2; exit 1; }
+	done
+	work=$(mktemp -d "${TMPDIR:-/tmp}/offcc-bench.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
 }
