@@ -36,7 +36,6 @@ import (
 type syclbinInput struct {
 	path string
 	file *syclbin.File
-	enc  syclbin.Encoding
 }
 
 // planSYCLBIN plans the SYCLBIN mode: the device links and the action
@@ -66,8 +65,8 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 			if err != nil {
 				return nil, err
 			}
-			if f, enc, err := syclbin.Decode(data); err == nil {
-				bins = append(bins, syclbinInput{it.value, f, enc})
+			if f, _, err := syclbin.Decode(data); err == nil {
+				bins = append(bins, syclbinInput{it.value, f})
 				continue
 			} else if syclbin.IsFile(data) {
 				return nil, fmt.Errorf("%s: %v", it.value, err)
