@@ -122,3 +122,16 @@ func sortedLines(s string) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestIRAsmEscape: a path in a module asm string survives the assembler's
+// and the IR's quoting.
+func TestIRAsmEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/a b/x.bin": "/tmp/a b/x.bin",
+		`a\b"c` + "\n\xff": `a\5C\5Cb\5C\22c\0A\FF`,
+	} {
+		if got := irAsmEscape(in); got != want {
+			t.Errorf("irAsmEscape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

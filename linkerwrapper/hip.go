@@ -3,7 +3,6 @@ package linkerwrapper
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,16 +59,10 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 	if rt.prefix == "cuda" {
 		offload = actions.CUDA
 	}
-	prefix := l.outBase + "." + rt.prefix + ".image.wrapper"
-	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
-	obj := actions.NewArtifact(l.tempName(prefix, "o"))
-	host := target.Target{Triple: l.o.hostTriple}
-	wrap = &actions.Action{
-		Kind: actions.Wrap, Offload: offload, Target: host, Cost: 0.05,
-		Inputs:  []*actions.Artifact{fatbin},
-		Outputs: []*actions.Artifact{irFile},
-	}
-	printIR, triple, path := l.o.printWrapped, l.o.hostTriple, fatbin.Path
+	wrap, compile = l.wrapperActions(offload)
+	wrap.Inputs = []*actions.Artifact{fatbin}
+	compile.Reads = []*actions.Artifact{fatbin}
+	printIR, triple, path, irFile := l.o.printWrapped, l.o.hostTriple, fatbin.Path, wrap.Outputs[0].Path
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
 		st, err := os.Stat(path)
 		if err != nil {
@@ -79,19 +72,7 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 		if err != nil {
 			return err
 		}
-		ir := fatbinWrapperIR(triple, rt, abs, int(st.Size()))
-		if printIR {
-			io.WriteString(sh.Stderr(), ir)
-		}
-		return sh.WriteFile(irFile.Path, []byte(ir), 0o666)
-	}
-	compile = &actions.Action{
-		Kind: actions.Wrap, Offload: offload, Target: host, Tool: "clang",
-		Inputs:  []*actions.Artifact{irFile},
-		Reads:   []*actions.Artifact{fatbin},
-		Outputs: []*actions.Artifact{obj},
-		Command: []string{l.cfg.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj.Path, irFile.Path},
-		Cost:    0.3,
+		return writeModule(sh, irFile, fatbinWrapperIR(triple, rt, abs, int(st.Size())), printIR)
 	}
 	return wrap, compile
 }

@@ -499,18 +499,12 @@ func hostLibraries(o *options) ([]string, error) {
 // clang command that compiles it into the wrapper object placed first in
 // the host link.
 func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Action, err error) {
-	prefix := l.outBase + ".openmp.image.wrapper"
-	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
-	obj := actions.NewArtifact(l.tempName(prefix, "o"))
+	wrap, compile = l.wrapperActions(actions.OpenMP)
 	type packed struct {
 		triple, arch string
 		img, blob    string
 	}
 	var ps []packed
-	wrap = &actions.Action{
-		Kind: actions.Wrap, Offload: actions.OpenMP, Target: target.Target{Triple: l.o.hostTriple}, Cost: 0.05,
-		Outputs: []*actions.Artifact{irFile},
-	}
 	for _, d := range devs {
 		b := l.tempName(strings.TrimSuffix(filepath.Base(d.link.Outputs[0].Path), ".img")+".offload", "bin")
 		if l.o.saveTemps {
@@ -520,8 +514,7 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 		wrap.Outputs = append(wrap.Outputs, actions.NewArtifact(b))
 		ps = append(ps, packed{d.g.id.Triple, d.arch, d.link.Outputs[0].Path, b})
 	}
-	printIR := l.o.printWrapped
-	triple := l.o.hostTriple
+	printIR, triple, irFile := l.o.printWrapped, l.o.hostTriple, wrap.Outputs[0].Path
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
 		var wimgs []wrappedImage
 		for _, p := range ps {
@@ -539,19 +532,41 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 			}
 			wimgs = append(wimgs, wrappedImage{blobPath: abs, blobSize: uint64(len(blob)), imageOffset: off, imageSize: uint64(len(data))})
 		}
-		ir := openMPWrapperIR(triple, wimgs)
-		if printIR {
-			io.WriteString(sh.Stderr(), ir)
-		}
-		return sh.WriteFile(irFile.Path, []byte(ir), 0o666)
+		return writeModule(sh, irFile, openMPWrapperIR(triple, wimgs), printIR)
+	}
+	compile.Reads = wrap.Outputs[1:]
+	return wrap, compile, nil
+}
+
+// wrapperActions returns the two actions of a registration module for
+// offload: wrap, in-process, writes the module as LLVM IR text (its first
+// output; the caller adds its inputs and Run), and compile compiles it with
+// clang into the object placed first in the host link. The files are named
+// <output>.<kind>.image.wrapper, as clang-linker-wrapper names them.
+func (l *linkPlan) wrapperActions(offload actions.OffloadKind) (wrap, compile *actions.Action) {
+	prefix := l.outBase + "." + offload.String() + ".image.wrapper"
+	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
+	obj := actions.NewArtifact(l.tempName(prefix, "o"))
+	host := target.Target{Triple: l.o.hostTriple}
+	wrap = &actions.Action{
+		Kind: actions.Wrap, Offload: offload, Target: host, Cost: 0.05,
+		Outputs: []*actions.Artifact{irFile},
 	}
 	compile = &actions.Action{
-		Kind: actions.Wrap, Offload: actions.OpenMP, Target: target.Target{Triple: l.o.hostTriple}, Tool: "clang",
+		Kind: actions.Wrap, Offload: offload, Target: host, Tool: "clang",
 		Inputs:  []*actions.Artifact{irFile},
-		Reads:   wrap.Outputs[1:],
 		Outputs: []*actions.Artifact{obj},
 		Command: []string{l.cfg.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj.Path, irFile.Path},
 		Cost:    0.3,
 	}
-	return wrap, compile, nil
+	return wrap, compile
+}
+
+// writeModule writes a registration module's IR text to path, printing it
+// on stderr too under --print-wrapped-module.
+func writeModule(sh *actions.Shell, path, ir string, print bool) error {
+	if print {
+		io.WriteString(sh.Stderr(), ir)
+	}
+	return sh.WriteFile(path, []byte(ir), 0o666)
 }

@@ -3,7 +3,6 @@ package linkerwrapper
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,14 +48,8 @@ type syclImage struct {
 // registers only the first device link's images; offcc registers the
 // images of every link, in clang-linker-wrapper's order.
 func (l *linkPlan) syclWrapActions(devs []*deviceLink) (wrap, compile *actions.Action, err error) {
-	prefix := l.outBase + ".sycl.image.wrapper"
-	irFile := actions.NewArtifact(l.tempName(prefix, "ll"))
-	obj := actions.NewArtifact(l.tempName(prefix, "o"))
-	host := target.Target{Triple: l.o.hostTriple}
-	wrap = &actions.Action{
-		Kind: actions.Wrap, Offload: actions.SYCL, Target: host, Cost: 0.05,
-		Outputs: []*actions.Artifact{irFile},
-	}
+	wrap, compile = l.wrapperActions(actions.SYCL)
+	irFile := wrap.Outputs[0].Path
 	var imgs []string
 	for _, d := range clangImageOrder(devs) {
 		wrap.Inputs = append(wrap.Inputs, d.link.Outputs[0])
@@ -108,18 +101,7 @@ func (l *linkPlan) syclWrapActions(devs []*deviceLink) (wrap, compile *actions.A
 		if len(images) == 0 {
 			return fmt.Errorf("no binary descriptors created")
 		}
-		ir := syclWrapperIR(triple, images)
-		if printIR {
-			io.WriteString(sh.Stderr(), ir)
-		}
-		return sh.WriteFile(irFile.Path, []byte(ir), 0o666)
-	}
-	compile = &actions.Action{
-		Kind: actions.Wrap, Offload: actions.SYCL, Target: host, Tool: "clang",
-		Inputs:  []*actions.Artifact{irFile},
-		Outputs: []*actions.Artifact{obj},
-		Command: []string{l.cfg.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj.Path, irFile.Path},
-		Cost:    0.3,
+		return writeModule(sh, irFile, syclWrapperIR(triple, images), printIR)
 	}
 	return wrap, compile, nil
 }
@@ -210,27 +192,3 @@ declare void @__sycl_unregister_lib(ptr)
 
 // syclDataSymbol names the local assembler symbol at the start of image i.
 func syclDataSymbol(i int) string { return fmt.Sprintf(".sycl_offloading.%d.data", i) }
-
-// irCString returns the IR type and initializer of a NUL-terminated string
-// constant holding s, e.g. `[4 x i8] c"abc\00"`.
-func irCString(s string) string {
-	return fmt.Sprintf("[%d x i8] c\"%s\\00\"", len(s)+1, irEscape(s))
-}
-
-// irName returns an IR global name, quoted when it needs to be.
-func irName(s string) string { return "\"" + irEscape(s) + "\"" }
-
-// irEscape escapes s for an IR string: quotes, backslashes and bytes
-// outside printable ASCII become \XX.
-func irEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
-			fmt.Fprintf(&b, `\%02X`, c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}

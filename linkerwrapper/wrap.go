@@ -105,20 +105,30 @@ declare void @__tgt_unregister_lib(ptr)
 func imageSymbol(i int) string { return fmt.Sprintf(".omp_offloading.device_image.%d", i) }
 
 // irAsmEscape escapes s for a quoted assembler string inside an IR
-// "module asm" string: backslashes and quotes for the assembler, then the
-// bytes IR strings cannot hold verbatim as \XX.
+// "module asm" string: backslashes and quotes for the assembler, then for
+// the IR string (irEscape).
 func irAsmEscape(s string) string {
+	return irEscape(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
+}
+
+// irCString returns the IR type and initializer of a NUL-terminated string
+// constant holding s, e.g. `[4 x i8] c"abc\00"`.
+func irCString(s string) string {
+	return fmt.Sprintf("[%d x i8] c\"%s\\00\"", len(s)+1, irEscape(s))
+}
+
+// irName returns an IR global name, quoted when it needs to be.
+func irName(s string) string { return "\"" + irEscape(s) + "\"" }
+
+// irEscape escapes s for an IR string: quotes, backslashes and bytes
+// outside printable ASCII become \XX.
+func irEscape(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '\\':
-			b.WriteString(`\5C\5C`)
-		case c == '"':
-			b.WriteString(`\5C\22`)
-		case c < 0x20 || c >= 0x7f:
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
 			fmt.Fprintf(&b, `\%02X`, c)
-		default:
+		} else {
 			b.WriteByte(c)
 		}
 	}
