@@ -59,13 +59,8 @@ func TestCUDADeviceCodeLikeClang(t *testing.T) {
 			t.Errorf("inspect rdc.o lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	var device [][2]int64
-	for _, ev := range readTrace(t, filepath.Join(dir, "offcc", "trace.json")).TraceEvents {
-		if ev.Ph == "X" && ev.Args.Kind == "device-compile" {
-			device = append(device, [2]int64{ev.Ts, ev.Ts + ev.Dur})
-		}
-	}
-	if len(device) != 2 || !(device[0][0] < device[1][1] && device[1][0] < device[0][1]) {
+	device := spans(t, filepath.Join(dir, "offcc", "trace.json"), "device-compile")
+	if len(device) != 2 || !device[0].overlaps(device[1]) {
 		t.Errorf("the two device compiles did not run at once: %v", device)
 	}
 }

@@ -32,6 +32,24 @@ type traceDoc struct {
 
 func readTrace(t *testing.T, path string) traceDoc { t.Helper(); return readJSON[traceDoc](t, path) }
 
+// span is when a traced job ran: start and end, in microseconds.
+type span [2]int64
+
+// overlaps reports whether two jobs ran at the same time.
+func (a span) overlaps(b span) bool { return a[0] < b[1] && b[0] < a[1] }
+
+// spans returns the spans of a trace's jobs of the given kind, in order.
+func spans(t *testing.T, path, kind string) []span {
+	t.Helper()
+	var out []span
+	for _, ev := range readTrace(t, path).TraceEvents {
+		if ev.Ph == "X" && ev.Args.Kind == kind {
+			out = append(out, span{ev.Ts, ev.Ts + ev.Dur})
+		}
+	}
+	return out
+}
+
 // TestJobTrace builds a program in one step with --job-trace and checks
 // the Chrome trace: one complete event per job, the link stage's device
 // link and registration included, each with its command, complete inputs

@@ -76,26 +76,14 @@ func TestHIPRegistrationLikeClang(t *testing.T) {
 	}
 	// The compiles of kernels.hip overlapped in time: the device compiles
 	// with each other, and the host compile with a device compile.
-	var device [][2]int64
-	var host [2]int64
-	embedded := false
-	for _, ev := range readTrace(t, trace).TraceEvents {
-		switch {
-		case ev.Ph != "X":
-		case ev.Args.Kind == "device-compile":
-			device = append(device, [2]int64{ev.Ts, ev.Ts + ev.Dur})
-		case ev.Args.Kind == "compile":
-			host = [2]int64{ev.Ts, ev.Ts + ev.Dur}
-		case ev.Args.Kind == "embed":
-			embedded = true
-		}
-	}
-	overlaps := func(a, b [2]int64) bool { return a[0] < b[1] && b[0] < a[1] }
+	device := spans(t, trace, "device-compile")
+	host := spans(t, trace, "compile")
+	embedded := len(spans(t, trace, "embed")) > 0
 	devOverlap, hostOverlap := false, false
 	for i := range device {
-		hostOverlap = hostOverlap || overlaps(device[i], host)
+		hostOverlap = hostOverlap || len(host) == 1 && device[i].overlaps(host[0])
 		for j := range i {
-			devOverlap = devOverlap || overlaps(device[i], device[j])
+			devOverlap = devOverlap || device[i].overlaps(device[j])
 		}
 	}
 	if len(device) != 3 || !devOverlap || !hostOverlap || !embedded {
@@ -230,13 +218,8 @@ func TestHIPNewDriverLikeClang(t *testing.T) {
 				t.Errorf("%s objects linked by %s: registration or fat binary differs from clang's build:\n%s", cross.objs, cross.cc, out)
 			}
 		}
-		var links [][2]int64
-		for _, ev := range readTrace(t, filepath.Join(dir, mode.name, "offcc", "link.json")).TraceEvents {
-			if ev.Ph == "X" && ev.Args.Kind == "device-link" {
-				links = append(links, [2]int64{ev.Ts, ev.Ts + ev.Dur})
-			}
-		}
-		if len(links) != 2 || !(links[0][0] < links[1][1] && links[1][0] < links[0][1]) {
+		links := spans(t, filepath.Join(dir, mode.name, "offcc", "link.json"), "device-link")
+		if len(links) != 2 || !links[0].overlaps(links[1]) {
 			t.Errorf("%s: the link's device links did not run at once: %v", mode.name, links)
 		}
 	}
