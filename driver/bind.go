@@ -120,11 +120,13 @@ func withoutDepOptions(argv []string) []string {
 	return out
 }
 
-// bindSplitEmbed replaces a host backend job that embeds offload binaries
-// (-fembed-offload-object) by a backend job that does not and an embed
-// step after it: the backend would otherwise wait for every device image
-// only to copy it into a section. The backend now runs beside the device
-// compiles.
+// bindSplitEmbed replaces a host job (OpenMP's backend, the host compile
+// of SYCL, HIP and CUDA with -fgpu-rdc) that embeds offload binaries
+// (-fembed-offload-object) by one that embeds an empty one
+// (-fembed-offload-object=/dev/null) and an embed step after it that fills
+// the empty section in place: the job would otherwise wait for every device
+// image only to copy it into a section. It now runs beside the device
+// compiles, and the object is the one clang writes.
 func (p *planner) bindSplitEmbed(j *clangJob, c *cc1Job, backend *actions.Action) error {
 	final, err := p.output(j, c.output)
 	if err != nil {
