@@ -127,7 +127,7 @@ func sortedLines(s string) string {
 // and the IR's quoting.
 func TestIRAsmEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"/tmp/a b/x.bin": "/tmp/a b/x.bin",
+		"/tmp/a b/x.bin":   "/tmp/a b/x.bin",
 		`a\b"c` + "\n\xff": `a\5C\5Cb\5C\22c\0A\FF`,
 	} {
 		if got := irAsmEscape(in); got != want {
