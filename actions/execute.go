@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"runtime/debug"
 	"syscall"
@@ -24,6 +25,9 @@ type Options struct {
 	Trace *Trace
 	// Observer, when non-nil, is told when each action starts and ends.
 	Observer Observer
+	// Cache, when non-nil, is asked before each action runs and told
+	// after it ran (see Cache).
+	Cache Cache
 }
 
 // Observer follows a build as it runs (a progress line, say). Its methods
@@ -162,6 +166,8 @@ type result struct {
 	children    []*Action
 	start       time.Time
 	end         time.Time
+	cache       string // the cache's status for the action, "" without a cache
+	hit         bool
 }
 
 // readyHeap orders ready nodes by priority, then planning order.
@@ -306,10 +312,13 @@ func (e *executor) run(ctx context.Context) error {
 			}
 			n := r.n
 			if e.opt.Observer != nil {
+				if ho, ok := e.opt.Observer.(HitObserver); ok && r.hit {
+					ho.ActionHit(n.a)
+				}
 				e.opt.Observer.ActionFinished(n.a)
 			}
 			if e.opt.Trace != nil {
-				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err})
+				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err, Cache: r.cache})
 			}
 			if cancelled {
 				// Killed, or finished while the build was being stopped:
@@ -446,6 +455,23 @@ func (e *executor) runAction(ctx context.Context, n *node) (r result) {
 	}
 	r.start = time.Now()
 	defer func() { r.end = time.Now() }()
+	var cached CachedRun
+	if e.opt.Cache != nil && a.Expand == nil {
+		cached = e.opt.Cache.Begin(ctx, a)
+		r.cache = cached.Status()
+		if out, errOut, ok := cached.Hit(); ok {
+			r.hit = true
+			sh.Stdout().Write(out)
+			sh.Stderr().Write(errOut)
+			return r
+		}
+		// Keep a copy of what the action prints, for the cache.
+		capOut, capErr := new(bytes.Buffer), new(bytes.Buffer)
+		sh = sh.forAction(io.MultiWriter(sh.Stdout(), capOut), io.MultiWriter(sh.Stderr(), capErr))
+		defer func() {
+			cached.Done(capOut.Bytes(), capErr.Bytes(), r.err)
+		}()
+	}
 	switch {
 	case a.Expand != nil:
 		r.err = inProcess(func() error {

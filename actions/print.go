@@ -48,12 +48,21 @@ type jsonAction struct {
 	Outputs []string   `json:"outputs"`
 	Deps    []int      `json:"deps"`
 	Cost    float64    `json:"cost"`
+	// CacheKey and Cache come from the probe given to WriteJSON.
+	CacheKey string `json:"cache_key,omitempty"`
+	Cache    string `json:"cache,omitempty"`
 }
+
+// Probe tells what the build cache would do with an action: its key (""
+// when it cannot be computed before the build runs) and its status ("hit",
+// "miss", "uncacheable: REASON", ...).
+type Probe func(a *Action) (key, status string)
 
 // WriteJSON writes the graph as JSON: {"actions": [...]}, each action with
 // its id (its position), kind, offload side, target, tool, command, inputs
-// (with the id of the action writing each), outputs and dependencies.
-func WriteJSON(w io.Writer, g *Graph) error {
+// (with the id of the action writing each), outputs and dependencies, and,
+// when probe is not nil, its cache key and status.
+func WriteJSON(w io.Writer, g *Graph, probe Probe) error {
 	files := func(fs []*Artifact) []jsonFile {
 		out := make([]jsonFile, 0, len(fs))
 		for _, f := range fs {
@@ -82,6 +91,9 @@ func WriteJSON(w io.Writer, g *Graph) error {
 		}
 		for _, d := range a.Deps() {
 			ja.Deps = append(ja.Deps, g.Index(d))
+		}
+		if probe != nil {
+			ja.CacheKey, ja.Cache = probe(a)
 		}
 		doc.Actions = append(doc.Actions, ja)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,6 +19,9 @@ type Event struct {
 	// Code is the exit status (0 on success) and Err the failure.
 	Code int
 	Err  error
+	// Cache is the cache's status for the action: "hit", "miss",
+	// "uncacheable: REASON", or "" when the build had no cache.
+	Cache string
 }
 
 // Trace records the actions a build runs, expanded ones included. Its
@@ -48,7 +52,11 @@ func (t *Trace) add(ev Event) {
 	defer t.mu.Unlock()
 	t.events = append(t.events, ev)
 	if t.Lines != nil {
-		fmt.Fprintf(t.Lines, "job %s %s %d\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code)
+		cache := ""
+		if ev.Cache != "" {
+			cache = " cache=" + strings.ReplaceAll(ev.Cache, " ", "_")
+		}
+		fmt.Fprintf(t.Lines, "job %s %s %d%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache)
 	}
 }
 
@@ -98,6 +106,9 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 		}
 		if a.Offload != None {
 			args["offload"] = a.SideName()
+		}
+		if ev.Cache != "" {
+			args["cache"] = ev.Cache
 		}
 		if a.Target.Triple != "" {
 			args["triple"] = a.Target.Triple

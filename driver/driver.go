@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/toolchain"
@@ -89,6 +90,11 @@ func Main(ctx context.Context, inv *Invocation) int {
 		return inv.errorf("%v", err)
 	}
 	kind := opts.OffloadKind()
+	if kind == actions.None && inv.cachesPlainCompile(opts) {
+		// A compile without offloading: planned (clang's cc1 job) so
+		// that the build cache can serve it.
+		return inv.offload(ctx, llvm, opts, kind)
+	}
 	if kind == actions.None || opts.PrintPhases || opts.PreprocessOnly || builders[kind] == nil {
 		// Nothing to plan: clang's own driver does exactly what offcc would.
 		if inv.compileCommandsFile(opts) != "" {
@@ -194,9 +200,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	}
 	defer os.RemoveAll(tempDir)
 
-	var cache *planCache
-	if !dryRun {
-		cache = newPlanCache(inv.getenv)
+	var plans *planCache
+	if !dryRun && !opts.NoCache {
+		plans = newPlanCache(inv.getenv)
 	}
 	clangArgs := opts.ClangArgs
 	var syclbin *syclbinBuild
@@ -207,7 +213,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	var header []string
 	var jobs []*clangJob
 	if clangArgs != nil {
-		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(clangArgs), tempDir, cache)
+		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(clangArgs), tempDir, plans)
 	}
 	var ce *ClangError
 	if errors.As(err, &ce) {
@@ -269,9 +275,13 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	}
 
 	if dryRun {
+		var probe actions.Probe
+		if opts.PrintJobGraph == "json" {
+			probe = inv.cacheProbe(opts, tempDir, plan.Graph)
+		}
 		// The printed commands name temporaries in TMPDIR, as clang's do.
 		rebaseTemps(plan.Graph, tempDir, root)
-		return inv.print(plan, opts)
+		return inv.print(plan, opts, probe)
 	}
 	printHeader(inv.Stderr, plan.Header, opts.Verbose)
 
@@ -301,6 +311,14 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		}
 	}
 	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace}
+	session, err := inv.cacheSession(opts, tempDir)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	if session != nil {
+		execOpts.Cache = session
+		defer session.Close()
+	}
 	st := inv.startProgress()
 	if st != nil {
 		shopt.Stdout, shopt.Stderr = st.Writer(inv.Stdout), st.Writer(inv.Stderr)
@@ -322,6 +340,60 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	return status
 }
 
+// cacheProbe asks the build cache, before the plan's temporaries are
+// renamed for printing, what it holds for each action of g (nil when the
+// cache is off).
+func (inv *Invocation) cacheProbe(opts *Options, tempDir string, g *actions.Graph) actions.Probe {
+	session, err := inv.cacheSession(opts, tempDir)
+	if err != nil || session == nil {
+		return nil
+	}
+	type probed struct{ key, status string }
+	results := map[*actions.Action]probed{}
+	for _, a := range g.Actions {
+		k, st := session.Probe(a)
+		results[a] = probed{k, st}
+	}
+	return func(a *actions.Action) (string, string) { r := results[a]; return r.key, r.status }
+}
+
+// cachesPlainCompile reports whether a command line without offloading is
+// a compile (-c or -S, nothing printed instead of run) that the build cache
+// is on for; others go to clang unchanged.
+func (inv *Invocation) cachesPlainCompile(opts *Options) bool {
+	if !opts.CompileOnly || opts.NoCache || opts.PrintPhases || opts.PreprocessOnly ||
+		opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != "" || opts.Help {
+		return false
+	}
+	cfg, err := cache.ConfigFromEnv(inv.getenv)
+	return err == nil && cfg.Mode != cache.Off
+}
+
+// cacheSession opens the build cache for this build (nil when it is off:
+// OFFCC_CACHE=0 or --no-cache).
+func (inv *Invocation) cacheSession(opts *Options, tempDir string) (*cache.Session, error) {
+	if opts.NoCache {
+		return nil, nil
+	}
+	cfg, err := cache.ConfigFromEnv(inv.getenv)
+	if err != nil {
+		return nil, err
+	}
+	c := cache.Open(cfg)
+	if c == nil {
+		return nil, nil
+	}
+	cwd, _ := os.Getwd()
+	so := cache.SessionOptions{
+		TempDir: tempDir, Self: inv.Self, Env: inv.Env,
+		Label: cwd + "\x00" + strings.Join(opts.Inputs, "\x00"),
+	}
+	if cfg.Debug {
+		so.Explain = inv.Stderr
+	}
+	return c.NewSession(so), nil
+}
+
 // printHeader prints clang's header lines: all of them under -v (version
 // and installation detection), otherwise only its driver warnings.
 func printHeader(w io.Writer, header []string, verbose bool) {
@@ -334,14 +406,14 @@ func printHeader(w io.Writer, header []string, verbose bool) {
 
 // print writes the plan for -###, -ccc-print-bindings or
 // --print-job-graph.
-func (inv *Invocation) print(plan *Plan, opts *Options) int {
+func (inv *Invocation) print(plan *Plan, opts *Options, probe actions.Probe) int {
 	switch {
 	case opts.PrintJobGraph != "":
 		var err error
 		if opts.PrintJobGraph == "dot" {
 			err = actions.WriteDot(inv.Stdout, plan.Graph)
 		} else {
-			err = actions.WriteJSON(inv.Stdout, plan.Graph)
+			err = actions.WriteJSON(inv.Stdout, plan.Graph, probe)
 		}
 		if err != nil {
 			return inv.errorf("%v", err)

@@ -14,7 +14,10 @@ offcc accepts clang's command line. OpenMP offload (-fopenmp with
 -fopenmp-targets= or --offload-arch=), CUDA, HIP and SYCL (-fsycl)
 compilations are planned as a job graph and independent jobs (one device
 compile per target, the host compile) run at the same time; offload links
-run offcc's link stage. Everything else is handed to clang.
+run offcc's link stage. Every job whose outputs are a function of its
+inputs (plain -c compiles included) is cached by content in the build
+cache and restored on a later build instead of run. Everything else is
+handed to clang.
 
 OFFCC OPTIONS:
   -j N, --offload-jobs=N  Run at most N jobs at once (default: the CPU count,
@@ -45,6 +48,7 @@ OFFCC OPTIONS:
   --syclbin-version=1|2   Write SYCLBIN version 1 (default: one SYCLBIN body
                           in an offload binary) or DPC++'s version 2
   --offload-rdc           Alias of -fgpu-rdc
+  --no-cache              Neither read nor write the build cache
   @FILE                   Read arguments from FILE; command lines too long
                           for the system reach clang and the tools in
                           response files
@@ -59,8 +63,16 @@ ENVIRONMENT:
   OFFCC_PROGRESS=0|1      on a terminal, a build running over 2 s shows its
                           running jobs on one status line; 0 turns it off,
                           1 shows it even without a terminal
+  OFFCC_CACHE=0|readonly  turn the build cache off, or use it without
+                          writing to it (default: on)
+  OFFCC_CACHE_DIR=DIR     where the build cache lives (default
+                          $XDG_CACHE_HOME/offcc, else ~/.cache/offcc)
+  OFFCC_CACHE_SIZE=SIZE   its size limit (default 5G; K, M, G, T suffixes);
+                          least recently used entries go first
+  OFFCC_CACHE_DEBUG=1     print each job's hit or miss, and for a miss what
+                          changed since the last build (flag, input, header,
+                          tool)
   OFFCC_PLAN_CACHE=0      do not cache clang's job lists
-  OFFCC_CACHE_DIR=DIR     where the plan cache lives (default ~/.cache/offcc)
 
 SUBCOMMANDS:
   offload-binary   pack or extract offload binaries (llvm-offload-binary)
@@ -72,6 +84,8 @@ SUBCOMMANDS:
   linker-wrapper   link stage (clang-linker-wrapper's command line; with
                    --syclbin=STATE it writes a .syclbin file)
   syclbin link     link object-state .syclbin files into an executable one
+  cache            the build cache: stats [--json], clear, trim, explain --
+                   COMMAND, export -o FILE.poclbin, import FILE.poclbin
   version          print offcc's version and the LLVM it drives
 
 Called as llvm-offload-binary, clang-offload-packager or clang-offload-bundler

@@ -47,3 +47,26 @@ func openmpCompileKind(c *cc1Job) actions.Kind {
 	}
 	return actions.Compile
 }
+
+// plainBuilder plans compiles without offloading (offcc -c), so that the
+// build cache serves them like any other job: one compile per source, and
+// the integrated assembler where clang runs it. Anything else (a link, a
+// device job) is clang's to run.
+type plainBuilder struct{}
+
+func (plainBuilder) bind(p *planner, j *clangJob) error {
+	switch {
+	case j.isCC1():
+		c, err := parseCC1(j.argv)
+		if err != nil {
+			return unrecognized(j, "%v", err)
+		}
+		if c.device() || c.offloadTargets {
+			return unrecognized(j, "a device compile in a build without offloading")
+		}
+		return p.bindCC1(j, c, openmpCompileKind(c))
+	case j.isCC1as():
+		return p.bindAssemble(j)
+	}
+	return unrecognized(j, "offcc plans only the compiles of a build without offloading, not %s", j.tool)
+}

@@ -50,6 +50,10 @@ type Options struct {
 	PrintJobGraph string
 	// JobTrace is --job-trace=FILE: write a Chrome trace of the jobs run.
 	JobTrace string
+	// NoCache is --no-cache: neither read nor write the build cache.
+	NoCache bool
+	// CompileOnly is -c or -S: compile, do not link.
+	CompileOnly bool
 	// CompileCommands is --print-compile-commands=FILE: add this
 	// command's compiles, device compiles included, to a JSON compilation
 	// database.
@@ -159,6 +163,9 @@ var optionTable = []optSpec{
 		o.PrintJobGraph = v
 		return nil
 	}},
+	{"-c", flag, true, set(func(o *Options) { o.CompileOnly = true })},
+	{"-S", flag, true, set(func(o *Options) { o.CompileOnly = true })},
+	{"--no-cache", flag, false, set(func(o *Options) { o.NoCache = true })},
 	{"--job-trace=", joined, false, func(o *Options, v string) error {
 		if v == "" {
 			return fmt.Errorf("--job-trace= needs a file name")

@@ -79,6 +79,7 @@ var builders = map[actions.OffloadKind]offloadBuilder{
 	actions.HIP:    hipBuilder{},
 	actions.SYCL:   syclBuilder{},
 	actions.CUDA:   cudaBuilder{},
+	actions.None:   plainBuilder{},
 }
 
 // planner builds a Plan from clang's jobs. It binds every file a job reads

@@ -18,6 +18,9 @@ func (p progressObserver) ActionStarted(a *actions.Action) {
 	}
 }
 
+// ActionHit counts a job the cache served.
+func (p progressObserver) ActionHit(*actions.Action) { p.st.Cached() }
+
 // ActionFinished takes a off the status line.
 func (p progressObserver) ActionFinished(a *actions.Action) { p.st.Stop(a) }
 

@@ -74,6 +74,7 @@ type Status struct {
 
 	mu      sync.Mutex // serialises all writes to the terminal
 	jobs    map[any]job
+	cached  int // jobs whose outputs came from the build cache
 	seq     uint64
 	first   time.Time // of the first Start; zero before it
 	drawn   string    // the line on the terminal, "" when none
@@ -153,6 +154,17 @@ func (s *Status) Start(key any, label string) {
 	s.jobs[key] = job{label: label, start: now, seq: s.seq}
 }
 
+// Cached records that a job's outputs came from the build cache; the line
+// counts such jobs ("3 cached").
+func (s *Status) Cached() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cached++
+}
+
 // Stop records that the job key ended. Unknown keys are ignored. The line
 // changes at the next redraw; when no job is left it is erased then.
 func (s *Status) Stop(key any) {
@@ -229,7 +241,7 @@ func (s *Status) tick() {
 		for _, j := range s.jobs {
 			jobs = append(jobs, j)
 		}
-		line = render(s.prog, jobs, now, s.columns())
+		line = render(s.prog, jobs, s.cached, now, s.columns())
 	}
 	s.show(line)
 }
@@ -264,7 +276,8 @@ func (s *Status) columns() int {
 
 // render returns the status line for jobs at now, at most width-1 columns
 // wide so that it never wraps, or "" when nothing fits. It sorts jobs.
-func render(prog string, jobs []job, now time.Time, width int) string {
+// cached, when not 0, is the number of jobs the cache has served so far.
+func render(prog string, jobs []job, cached int, now time.Time, width int) string {
 	limit := width - 1
 	if len(jobs) == 0 || limit < 1 {
 		return ""
@@ -279,10 +292,14 @@ func render(prog string, jobs []job, now time.Time, width int) string {
 	}
 	b.WriteString(strconv.Itoa(len(jobs)))
 	if len(jobs) == 1 {
-		b.WriteString(" job running: ")
+		b.WriteString(" job running")
 	} else {
-		b.WriteString(" jobs running: ")
+		b.WriteString(" jobs running")
 	}
+	if cached > 0 {
+		b.WriteString(" (" + strconv.Itoa(cached) + " cached)")
+	}
+	b.WriteString(": ")
 	header := b.String()
 	items := make([]string, len(jobs))
 	for i, j := range jobs {

@@ -127,7 +127,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := render(tt.prog, tt.jobs, now, tt.width)
+			got := render(tt.prog, tt.jobs, 0, now, tt.width)
 			if got != tt.want {
 				t.Errorf("render(width %d) =\n%q, want\n%q", tt.width, got, tt.want)
 			}
@@ -563,5 +563,15 @@ func TestDrawTerminal(t *testing.T) {
 	re := regexp.MustCompile(`^(` + lineRE + `)+\r\x1b\[Koutput\r\n(` + lineRE + `)+\r\x1b\[K$`)
 	if !re.MatchString(out) {
 		t.Fatalf("terminal output %q does not match %s", out, re)
+	}
+}
+
+// TestRenderCached: the line counts the jobs the build cache served.
+func TestRenderCached(t *testing.T) {
+	now := time.Unix(1000, 0)
+	jobs := []job{{label: "gfx942", start: now.Add(-time.Second), seq: 1}}
+	got := render("offcc", jobs, 4, now, 80)
+	if want := "offcc: 1 job running (4 cached): gfx942 1.0s"; got != want {
+		t.Errorf("render = %q, want %q", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package driver
+package cache
 
 import (
 	"bytes"
@@ -15,7 +15,19 @@ import (
 	"syscall"
 )
 
-// planKeyText describes, one "name value..." line per fact, everything clang's
+// PlanVersion salts every plan key: changing what a key covers changes it.
+const PlanVersion = "offcc plan v3"
+
+// VolatileEnv lists variables that change from run to run without changing
+// clang's jobs or any job's output.
+var VolatileEnv = map[string]bool{
+	"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKE_TERMOUT": true,
+	"MAKE_TERMERR": true, "TMPDIR": true, "_": true, "SHLVL": true, "OLDPWD": true, "PWD": true,
+	"OFFCC_TRACE": true, "OFFCC_CACHE": true, "OFFCC_CACHE_DIR": true, "OFFCC_CACHE_SIZE": true,
+	"OFFCC_CACHE_DEBUG": true, "OFFCC_JOB_TRACE": true, "OFFCC_COMPILE_COMMANDS": true,
+}
+
+// PlanKeyText describes, one "name value..." line per fact, everything clang's
 // job list for this invocation depends on; key hashes it. It reports false
 // when clang or the working directory cannot be found.
 //
@@ -39,8 +51,8 @@ import (
 //     crtbegin.o, and the libstdc++ header versions (keyGCC).
 //   - ROCm and CUDA installations (keyOffload).
 //   - the working directory, argv0, every argument and the environment
-//     less volatileEnv.
-func planKeyText(clang, argv0 string, args, env []string) (string, bool) {
+//     less VolatileEnv.
+func PlanKeyText(clang, argv0 string, args, env []string) (string, bool) {
 	exe, err := filepath.EvalSymlinks(clang)
 	if err != nil {
 		return "", false
@@ -56,10 +68,10 @@ func planKeyText(clang, argv0 string, args, env []string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	var k planKey
-	k.add("version", planCacheVersion)
-	k.add("clang", exe, planFileIdentity(fi))
-	for _, lib := range planDriverLibraries(exe) {
+	var k keyText
+	k.add("version", PlanVersion)
+	k.add("clang", exe, fileIdentity(fi))
+	for _, lib := range DriverLibraries(exe) {
 		k.add("library", lib...)
 	}
 	k.add("cwd", cwd)
@@ -73,7 +85,7 @@ func planKeyText(clang, argv0 string, args, env []string) (string, bool) {
 	for _, kv := range sorted {
 		name, value, _ := strings.Cut(kv, "=")
 		getenv[name] = value
-		if !volatileEnv[name] {
+		if !VolatileEnv[name] {
 			k.add("env", kv)
 		}
 	}
@@ -84,11 +96,11 @@ func planKeyText(clang, argv0 string, args, env []string) (string, bool) {
 	return k.String(), true
 }
 
-// planKey accumulates planKeyText. Values are quoted, so that no value can
+// keyText accumulates PlanKeyText. Values are quoted, so that no value can
 // forge another line.
-type planKey struct{ strings.Builder }
+type keyText struct{ strings.Builder }
 
-func (k *planKey) add(name string, values ...string) {
+func (k *keyText) add(name string, values ...string) {
 	k.WriteString(name)
 	for _, v := range values {
 		k.WriteByte(' ')
@@ -97,9 +109,9 @@ func (k *planKey) add(name string, values ...string) {
 	k.WriteByte('\n')
 }
 
-// planFileIdentity describes a file that changes whenever a package manager
+// fileIdentity describes a file that changes whenever a package manager
 // replaces it, without reading it.
-func planFileIdentity(fi os.FileInfo) string {
+func fileIdentity(fi os.FileInfo) string {
 	id := fmt.Sprintf("size=%d mtime=%d", fi.Size(), fi.ModTime().UnixNano())
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		id += fmt.Sprintf(" dev=%d ino=%d", st.Dev, st.Ino)
@@ -107,8 +119,8 @@ func planFileIdentity(fi os.FileInfo) string {
 	return id
 }
 
-// planFileDigest returns the SHA-256 of a file's bytes, or why there are none.
-func planFileDigest(name string) string {
+// fileDigestText returns the SHA-256 of a file's bytes, or why there are none.
+func fileDigestText(name string) string {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -120,21 +132,21 @@ func planFileDigest(name string) string {
 	return "sha256=" + hex.EncodeToString(sum[:])
 }
 
-// planExists says whether name exists.
-func planExists(name string) string {
+// existsText says whether name exists.
+func existsText(name string) string {
 	if _, err := os.Stat(name); err != nil {
 		return "absent"
 	}
 	return "present"
 }
 
-// planDriverLibraries returns, for each libclang*/libLLVM* library the clang
+// DriverLibraries returns, for each libclang*/libLLVM* library the clang
 // executable needs (its ELF DT_NEEDED entries), the name, path and identity
 // of the file the dynamic loader would pick: from its RUNPATH/RPATH
 // ($ORIGIN expanded), else the usual system directories. A statically
 // linked clang has none.
-func planDriverLibraries(exe string) [][]string {
-	needed, runpath := planELFDynamic(exe)
+func DriverLibraries(exe string) [][]string {
+	needed, runpath := elfDynamic(exe)
 	var dirs []string
 	for _, p := range runpath {
 		for _, d := range filepath.SplitList(p) {
@@ -142,7 +154,7 @@ func planDriverLibraries(exe string) [][]string {
 			dirs = append(dirs, d)
 		}
 	}
-	dirs = append(dirs, "/lib64", "/usr/lib64", "/lib/"+planMultiarch(), "/usr/lib/"+planMultiarch(), "/lib", "/usr/lib")
+	dirs = append(dirs, "/lib64", "/usr/lib64", "/lib/"+multiarch(), "/usr/lib/"+multiarch(), "/lib", "/usr/lib")
 	var libs [][]string
 	for _, name := range needed {
 		if !strings.HasPrefix(name, "libclang") && !strings.HasPrefix(name, "libLLVM") {
@@ -152,7 +164,7 @@ func planDriverLibraries(exe string) [][]string {
 		for _, d := range dirs {
 			path := filepath.Join(d, name)
 			if fi, err := os.Stat(path); err == nil {
-				lib = []string{name, path, planFileIdentity(fi)}
+				lib = []string{name, path, fileIdentity(fi)}
 				break
 			}
 		}
@@ -161,10 +173,10 @@ func planDriverLibraries(exe string) [][]string {
 	return libs
 }
 
-// planELFDynamic returns an ELF file's DT_NEEDED entries and its DT_RUNPATH
+// elfDynamic returns an ELF file's DT_NEEDED entries and its DT_RUNPATH
 // and DT_RPATH entries, reading its dynamic section once (elf.File's
 // DynString reads it per tag).
-func planELFDynamic(name string) (needed, runpath []string) {
+func elfDynamic(name string) (needed, runpath []string) {
 	f, err := elf.Open(name)
 	if err != nil {
 		return nil, nil
@@ -215,8 +227,8 @@ func planELFDynamic(name string) (needed, runpath []string) {
 	return needed, runpath
 }
 
-// planMultiarch returns the Debian multiarch directory name for this machine.
-func planMultiarch() string {
+// multiarch returns the Debian multiarch directory name for this machine.
+func multiarch() string {
 	switch arch := runtime.GOARCH; arch {
 	case "amd64":
 		return "x86_64-linux-gnu"
@@ -231,9 +243,9 @@ func planMultiarch() string {
 	}
 }
 
-// planArgValues returns the values of a clang option in args: "NAME=VALUE"
+// argValues returns the values of a clang option in args: "NAME=VALUE"
 // and, if separate, "NAME VALUE".
-func planArgValues(args []string, name string, separate bool) []string {
+func argValues(args []string, name string, separate bool) []string {
 	var vals []string
 	for i, a := range args {
 		if v, ok := strings.CutPrefix(a, name+"="); ok {
@@ -245,8 +257,8 @@ func planArgValues(args []string, name string, separate bool) []string {
 	return vals
 }
 
-// planHasArg reports whether args holds the flag name.
-func planHasArg(args []string, name string) bool {
+// hasArg reports whether args holds the flag name.
+func hasArg(args []string, name string) bool {
 	for _, a := range args {
 		if a == name {
 			return true
@@ -272,35 +284,35 @@ func planHasArg(args []string, name string) bool {
 // --no-default-config or CLANG_NO_DEFAULT_CONFIG turn the search off;
 // --config files are keyed either way. Files a configuration file includes
 // (@file) are not followed.
-func (k *planKey) keyConfig(exeDir, argv0 string, args []string, getenv map[string]string) {
+func (k *keyText) keyConfig(exeDir, argv0 string, args []string, getenv map[string]string) {
 	var dirs []string
-	dirs = append(dirs, planArgValues(args, "--config-user-dir", false)...)
-	dirs = append(dirs, planArgValues(args, "--config-system-dir", false)...)
+	dirs = append(dirs, argValues(args, "--config-user-dir", false)...)
+	dirs = append(dirs, argValues(args, "--config-system-dir", false)...)
 	if home := getenv["HOME"]; home != "" {
 		dirs = append(dirs, filepath.Join(home, ".config", "clang"))
 	}
 	dirs = append(dirs, "/etc/clang")
-	if planHasArg(args, "-no-canonical-prefixes") {
+	if hasArg(args, "-no-canonical-prefixes") {
 		// Clang's directory is then argv0's, looked up in PATH if need be.
-		if d := planArgv0Dir(argv0, getenv["PATH"]); d != "" {
+		if d := argv0Dir(argv0, getenv["PATH"]); d != "" {
 			dirs = append(dirs, d)
 		}
 	} else {
 		dirs = append(dirs, exeDir)
 	}
-	dirs = planUniq(dirs)
+	dirs = uniqClean(dirs)
 
-	for _, cfg := range planArgValues(args, "--config", true) {
+	for _, cfg := range argValues(args, "--config", true) {
 		if strings.ContainsRune(cfg, filepath.Separator) {
-			k.add("config", cfg, planFileDigest(cfg))
+			k.add("config", cfg, fileDigestText(cfg))
 			continue
 		}
 		for _, d := range dirs {
 			name := filepath.Join(d, cfg)
-			k.add("config", name, planFileDigest(name))
+			k.add("config", name, fileDigestText(name))
 		}
 	}
-	if planHasArg(args, "--no-default-config") || getenv["CLANG_NO_DEFAULT_CONFIG"] != "" {
+	if hasArg(args, "--no-default-config") || getenv["CLANG_NO_DEFAULT_CONFIG"] != "" {
 		return
 	}
 	for _, d := range dirs {
@@ -320,15 +332,15 @@ func (k *planKey) keyConfig(exeDir, argv0 string, args []string, getenv map[stri
 		sort.Strings(cfgs)
 		for _, n := range cfgs {
 			name := filepath.Join(d, n)
-			k.add("config", name, planFileDigest(name))
+			k.add("config", name, fileDigestText(name))
 		}
 	}
 }
 
-// planArgv0Dir returns the directory clang takes as its own under
+// argv0Dir returns the directory clang takes as its own under
 // -no-canonical-prefixes: argv0's if it names an existing file, else that of
 // the first PATH entry holding it.
-func planArgv0Dir(argv0, path string) string {
+func argv0Dir(argv0, path string) string {
 	if _, err := os.Stat(argv0); err == nil {
 		if abs, err := filepath.Abs(argv0); err == nil {
 			return filepath.Dir(abs)
@@ -345,8 +357,8 @@ func planArgv0Dir(argv0, path string) string {
 	return ""
 }
 
-// planUniq returns list cleaned, without repeats, in order.
-func planUniq(list []string) []string {
+// uniqClean returns list cleaned, without repeats, in order.
+func uniqClean(list []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range list {
@@ -371,51 +383,51 @@ func planUniq(list []string) []string {
 // (the multilibs: 32, x32, ...), and the names under PREFIX/include/c++
 // (the libstdc++ headers clang looks for by version). --gcc-install-dir
 // names the installation directly: whether it exists and holds crtbegin.o.
-func (k *planKey) keyGCC(exeDir string, args []string) {
+func (k *keyText) keyGCC(exeDir string, args []string) {
 	prefixes := []string{filepath.Join(exeDir, ".."), "/usr"}
-	for _, s := range planArgValues(args, "--sysroot", true) {
+	for _, s := range argValues(args, "--sysroot", true) {
 		prefixes = append(prefixes, s, filepath.Join(s, "usr"))
 	}
-	for _, g := range planArgValues(args, "--gcc-toolchain", false) {
+	for _, g := range argValues(args, "--gcc-toolchain", false) {
 		prefixes = append(prefixes, g, filepath.Join(g, "usr"))
 	}
-	for _, p := range planUniq(prefixes) {
+	for _, p := range uniqClean(prefixes) {
 		for _, lib := range []string{"lib", "lib32", "lib64", "libx32"} {
 			for _, sub := range []string{"gcc", "gcc-cross"} {
 				k.keyGCCRoot(filepath.Join(p, lib, sub))
 			}
 		}
 		cxx := filepath.Join(p, "include", "c++")
-		if names := planDirNames(cxx, planAllNames); names != nil {
+		if names := dirNames(cxx, allNames); names != nil {
 			k.add("libstdc++", append([]string{cxx}, names...)...)
 		}
 	}
-	for _, d := range planArgValues(args, "--gcc-install-dir", false) {
-		k.add("gcc-install-dir", d, planExists(d), "crtbegin.o "+planExists(filepath.Join(d, "crtbegin.o")))
+	for _, d := range argValues(args, "--gcc-install-dir", false) {
+		k.add("gcc-install-dir", d, existsText(d), "crtbegin.o "+existsText(filepath.Join(d, "crtbegin.o")))
 	}
 }
 
 // keyGCCRoot keys ROOT/<triple>/<version> directories.
-func (k *planKey) keyGCCRoot(root string) {
-	for _, triple := range planDirNames(root, planDirsOrLinks) {
+func (k *keyText) keyGCCRoot(root string) {
+	for _, triple := range dirNames(root, dirsOrLinks) {
 		tdir := filepath.Join(root, triple)
-		for _, version := range planDirNames(tdir, planDirsOrLinks) {
+		for _, version := range dirNames(tdir, dirsOrLinks) {
 			vdir := filepath.Join(tdir, version)
-			k.add("gcc", tdir, version, "crtbegin.o "+planExists(filepath.Join(vdir, "crtbegin.o")), "subdirs "+strings.Join(planDirNames(vdir, planDirsOnly), ","))
+			k.add("gcc", tdir, version, "crtbegin.o "+existsText(filepath.Join(vdir, "crtbegin.o")), "subdirs "+strings.Join(dirNames(vdir, dirsOnly), ","))
 		}
 	}
 }
 
-// What planDirNames lists.
+// What dirNames lists.
 const (
-	planAllNames    = iota
-	planDirsOrLinks // directories and symbolic links (not followed: no stat per entry)
-	planDirsOnly
+	allNames    = iota
+	dirsOrLinks // directories and symbolic links (not followed: no stat per entry)
+	dirsOnly
 )
 
-// planDirNames returns the sorted names of the entries of dir that what
+// dirNames returns the sorted names of the entries of dir that what
 // selects, or nil if dir cannot be read.
-func planDirNames(dir string, what int) []string {
+func dirNames(dir string, what int) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -423,9 +435,9 @@ func planDirNames(dir string, what int) []string {
 	names := []string{}
 	for _, e := range entries {
 		switch {
-		case what == planDirsOnly && !e.IsDir():
+		case what == dirsOnly && !e.IsDir():
 			continue
-		case what == planDirsOrLinks && !e.IsDir() && e.Type()&os.ModeSymlink == 0:
+		case what == dirsOrLinks && !e.IsDir() && e.Type()&os.ModeSymlink == 0:
 			continue
 		}
 		names = append(names, e.Name())
@@ -445,7 +457,7 @@ func planDirNames(dir string, what int) []string {
 // link targets, where the paths given in arguments and the environment
 // lead, and for each candidate root which of the device library
 // directories exist, and the HIP version files' bytes.
-func (k *planKey) keyOffload(exeDir string, args []string, getenv map[string]string) {
+func (k *keyText) keyOffload(exeDir string, args []string, getenv map[string]string) {
 	for _, p := range []struct{ dir, prefix string }{{"/opt", "rocm"}, {"/usr/local", "cuda"}} {
 		entries, _ := os.ReadDir(p.dir)
 		for _, e := range entries {
@@ -462,38 +474,38 @@ func (k *planKey) keyOffload(exeDir string, args []string, getenv map[string]str
 	}
 	var given []string
 	for _, opt := range []string{"--rocm-path", "--hip-path", "--cuda-path"} {
-		given = append(given, planArgValues(args, opt, false)...)
+		given = append(given, argValues(args, opt, false)...)
 	}
 	for _, env := range []string{"ROCM_PATH", "HIP_PATH"} {
 		if v := getenv[env]; v != "" {
 			given = append(given, v)
 		}
 	}
-	given = append(given, planArgValues(args, "--rocm-device-lib-path", false)...)
+	given = append(given, argValues(args, "--rocm-device-lib-path", false)...)
 	if v := getenv["HIP_DEVICE_LIB_PATH"]; v != "" {
 		given = append(given, v)
 	}
 	for _, r := range given {
-		k.add("toolkit-given", r, planResolve(r))
+		k.add("toolkit-given", r, resolveText(r))
 	}
 	prefix := filepath.Join(exeDir, "..")
 	roots := []string{prefix}
-	for _, v := range planDirNames(filepath.Join(prefix, "lib", "clang"), planDirsOrLinks) {
+	for _, v := range dirNames(filepath.Join(prefix, "lib", "clang"), dirsOrLinks) {
 		roots = append(roots, filepath.Join(prefix, "lib", "clang", v))
 	}
 	roots = append(roots, given...)
 	roots = append(roots, "/opt/rocm", "/usr/local", "/usr", "/usr/local/cuda", "/usr/lib/cuda")
-	for _, r := range planUniq(roots) {
+	for _, r := range uniqClean(roots) {
 		k.add("toolkit-root", r,
-			"amdgcn/bitcode "+planExists(filepath.Join(r, "amdgcn", "bitcode")),
-			"nvvm/libdevice "+planExists(filepath.Join(r, "nvvm", "libdevice")),
-			"share/hip/version "+planFileDigest(filepath.Join(r, "share", "hip", "version")),
-			"bin/.hipVersion "+planFileDigest(filepath.Join(r, "bin", ".hipVersion")))
+			"amdgcn/bitcode "+existsText(filepath.Join(r, "amdgcn", "bitcode")),
+			"nvvm/libdevice "+existsText(filepath.Join(r, "nvvm", "libdevice")),
+			"share/hip/version "+fileDigestText(filepath.Join(r, "share", "hip", "version")),
+			"bin/.hipVersion "+fileDigestText(filepath.Join(r, "bin", ".hipVersion")))
 	}
 }
 
-// planResolve returns where name leads after symbolic links, or "absent".
-func planResolve(name string) string {
+// resolveText returns where name leads after symbolic links, or "absent".
+func resolveText(name string) string {
 	r, err := filepath.EvalSymlinks(name)
 	if err != nil {
 		return "absent"

@@ -1,0 +1,146 @@
+// Package cache is offcc's build cache: every action of a build whose
+// outputs are a function of its inputs is keyed by content and its outputs
+// kept, so that a later build restores them instead of running the action
+// (in the spirit of pocl's kernel cache, per job of offcc's graph). It owns
+// the keys (key.go, toolchain.go), the store interface and its directory
+// implementation (store.go, dirstore.go), direct mode's header manifests
+// (manifest.go), statistics (stats.go), trimming and the poclbin
+// export/import of entries. The executor consults it through
+// actions.Cache (Session); no offload kind knows of it.
+package cache
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Mode says whether a build reads and writes the cache.
+type Mode int
+
+// The modes.
+const (
+	ReadWrite Mode = iota
+	ReadOnly
+	Off
+)
+
+// DefaultMaxSize is the cache size limit when OFFCC_CACHE_SIZE is unset.
+const DefaultMaxSize = 5 << 30
+
+// TrimInterval is how often, at most, a build trims the cache.
+const TrimInterval = 10 * time.Minute
+
+// Config is the cache a build uses, from the environment and options.
+type Config struct {
+	// Dir is the cache directory.
+	Dir string
+	// Mode is ReadWrite, ReadOnly or Off.
+	Mode Mode
+	// MaxSize is the size limit in bytes; a trim brings the cache under
+	// 90% of it.
+	MaxSize int64
+	// Debug, when set, makes builds explain every action's hit or miss
+	// (OFFCC_CACHE_DEBUG=1).
+	Debug bool
+}
+
+// ConfigFromEnv reads OFFCC_CACHE ("0"/"off" or "readonly"),
+// OFFCC_CACHE_DIR (else $XDG_CACHE_HOME/offcc, else ~/.cache/offcc),
+// OFFCC_CACHE_SIZE (bytes, or with a K, M, G or T suffix, powers of 1024)
+// and OFFCC_CACHE_DEBUG. A cache with no usable directory is Off.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{MaxSize: DefaultMaxSize}
+	switch v := strings.ToLower(getenv("OFFCC_CACHE")); v {
+	case "", "1", "on", "yes", "true", "readwrite":
+	case "0", "off", "no", "false":
+		c.Mode = Off
+	case "readonly", "read-only", "ro":
+		c.Mode = ReadOnly
+	default:
+		return c, fmt.Errorf("OFFCC_CACHE=%s: want 0, 1 or readonly", v)
+	}
+	if v := getenv("OFFCC_CACHE_SIZE"); v != "" {
+		n, err := ParseSize(v)
+		if err != nil {
+			return c, fmt.Errorf("OFFCC_CACHE_SIZE=%s: %v", v, err)
+		}
+		c.MaxSize = n
+	}
+	switch getenv("OFFCC_CACHE_DEBUG") {
+	case "", "0", "off", "no", "false":
+	default:
+		c.Debug = true
+	}
+	c.Dir = DefaultDir(getenv)
+	if c.Dir == "" {
+		c.Mode = Off
+	}
+	return c, nil
+}
+
+// DefaultDir returns OFFCC_CACHE_DIR, else $XDG_CACHE_HOME/offcc, else
+// $HOME/.cache/offcc, or "" when none is known.
+func DefaultDir(getenv func(string) string) string {
+	if d := getenv("OFFCC_CACHE_DIR"); d != "" {
+		return filepath.Clean(d)
+	}
+	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "offcc")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "offcc")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".cache", "offcc")
+	}
+	return ""
+}
+
+// ParseSize reads a size: a number of bytes with an optional K, M, G or T
+// suffix (powers of 1024; "KiB", "MB" and the like are accepted too).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("not a size")
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// Cache is an open cache: its configuration and store.
+type Cache struct {
+	Config
+	Store *DirStore
+}
+
+// Open returns the cache of c, or nil when c is Off.
+func Open(c Config) *Cache {
+	if c.Mode == Off || c.Dir == "" {
+		return nil
+	}
+	return &Cache{Config: c, Store: NewDirStore(c.Dir)}
+}
+
+// Writable reports whether builds store results.
+func (c *Cache) Writable() bool { return c != nil && c.Mode == ReadWrite }

@@ -1,0 +1,502 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/offcc/offcc/internal/tempname"
+)
+
+// DirStore is a Store in a directory, sharded like pocl's kernel cache:
+// the entry for key K is the directory DIR/K[:2]/K/, holding "index" (the
+// entry's kind, record and blob list, headed by the SHA-256 of the rest)
+// and one file per blob. An entry is written as a temporary directory
+// beside its final name (.tmp-*), every file fsynced, and renamed into
+// place, so readers see a whole entry or none; entries are never written in
+// place. Replacing one renames the old entry away (.trash-*) first. No lock
+// is held while a compile runs; concurrent writers of one key race
+// harmlessly (the first sound entry stays).
+type DirStore struct {
+	Dir string
+	// RefreshAge: Get marks an entry used (its index's modification time)
+	// only when the mark is older than this, to save writes.
+	RefreshAge time.Duration
+}
+
+// NewDirStore returns the store in dir (created on first Put).
+func NewDirStore(dir string) *DirStore {
+	return &DirStore{Dir: dir, RefreshAge: time.Minute}
+}
+
+const (
+	indexName    = "index"
+	indexMagic   = "offcc-cache v1"
+	tmpPrefix    = ".tmp-"
+	trashPrefix  = ".trash-"
+	maxIndexSize = 64 << 20
+)
+
+// EntryDir returns the directory of key's entry.
+func (s *DirStore) EntryDir(key Sum) string {
+	k := key.String()
+	return filepath.Join(s.Dir, k[:2], k)
+}
+
+// indexJSON is the body of an index file.
+type indexJSON struct {
+	Kind   Kind       `json:"kind"`
+	Record string     `json:"record"`
+	Blobs  []blobJSON `json:"blobs,omitempty"`
+}
+
+type blobJSON struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+	Sum  string `json:"sha256"`
+	Mode uint32 `json:"mode,omitempty"`
+}
+
+// EncodeIndex returns the index file of e: a header line with the
+// SHA-256 of the body, then the body (JSON).
+func EncodeIndex(e *Entry) []byte {
+	ij := indexJSON{Kind: e.Kind, Record: string(e.Record)}
+	for _, b := range e.Blobs {
+		ij.Blobs = append(ij.Blobs, blobJSON{b.Name, b.Size, b.Sum.String(), b.Mode})
+	}
+	body, _ := json.Marshal(ij)
+	sum := sha256.Sum256(body)
+	return append([]byte(fmt.Sprintf("%s %x\n", indexMagic, sum)), body...)
+}
+
+// DecodeIndex reads an index file, checking its checksum and that blob
+// names are plain file names, distinct and not "index".
+func DecodeIndex(data []byte) (*Entry, error) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, errors.New("index: no header line")
+	}
+	head, body := string(data[:nl]), data[nl+1:]
+	sumText, ok := strings.CutPrefix(head, indexMagic+" ")
+	if !ok {
+		return nil, errors.New("index: not an offcc cache index (or another version)")
+	}
+	want, err := ParseSum(sumText)
+	if err != nil {
+		return nil, fmt.Errorf("index: %v", err)
+	}
+	if Sum(sha256.Sum256(body)) != want {
+		return nil, errors.New("index: checksum mismatch")
+	}
+	var ij indexJSON
+	if err := json.Unmarshal(body, &ij); err != nil {
+		return nil, fmt.Errorf("index: %v", err)
+	}
+	e := &Entry{Kind: ij.Kind, Record: []byte(ij.Record)}
+	seen := map[string]bool{indexName: true}
+	for _, b := range ij.Blobs {
+		if !validBlobName(b.Name) || seen[b.Name] {
+			return nil, fmt.Errorf("index: bad or repeated blob name %.80q", b.Name)
+		}
+		seen[b.Name] = true
+		sum, err := ParseSum(b.Sum)
+		if err != nil {
+			return nil, fmt.Errorf("index: blob %s: %v", b.Name, err)
+		}
+		if b.Size < 0 {
+			return nil, fmt.Errorf("index: blob %s: negative size", b.Name)
+		}
+		e.Blobs = append(e.Blobs, Blob{Name: b.Name, Size: b.Size, Sum: sum, Mode: b.Mode & 0o777})
+	}
+	return e, nil
+}
+
+// validBlobName accepts short names of letters, digits, '.', '_' and '-'
+// that do not start with '.'.
+func validBlobName(name string) bool {
+	if name == "" || len(name) > 64 || name[0] == '.' {
+		return false
+	}
+	for _, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Get returns key's entry. The entry's blobs are not read: OpenBlob
+// verifies each as it is read.
+func (s *DirStore) Get(key Sum) (*Entry, error) {
+	dir := s.EntryDir(key)
+	name := filepath.Join(dir, indexName)
+	data, err := readSmall(name, maxIndexSize)
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	e, err := DecodeIndex(data)
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	for i := range e.Blobs {
+		e.Blobs[i].Path = filepath.Join(dir, e.Blobs[i].Name)
+	}
+	now := time.Now()
+	if info, err := os.Stat(name); err == nil {
+		e.Used = info.ModTime()
+		if now.Sub(info.ModTime()) > s.RefreshAge {
+			os.Chtimes(name, now, now) // best effort: a failure only ages the entry
+			e.Used = now
+		}
+	}
+	return e, nil
+}
+
+// readSmall reads a file of at most limit bytes.
+func readSmall(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errors.New("too large")
+	}
+	return data, nil
+}
+
+// OpenBlob opens a blob for reading; the reader fails at the end if the
+// bytes do not have the blob's size and SHA-256.
+func (s *DirStore) OpenBlob(b Blob) (io.ReadCloser, error) {
+	f, err := os.Open(b.Path)
+	if err != nil {
+		return nil, err
+	}
+	return NewVerifier(f, b), nil
+}
+
+// Verifier reads a blob's bytes and fails with ErrCorrupt at the end if
+// they are not the blob's.
+type Verifier struct {
+	r    io.ReadCloser
+	b    Blob
+	h    hash.Hash
+	n    int64
+	done bool
+}
+
+// ErrCorrupt is a blob whose bytes do not match its size or digest.
+var ErrCorrupt = errors.New("cache: blob does not match its digest")
+
+// NewVerifier wraps r, which reads b's bytes.
+func NewVerifier(r io.ReadCloser, b Blob) *Verifier {
+	return &Verifier{r: r, b: b, h: sha256.New()}
+}
+
+func (v *Verifier) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if v.n > v.b.Size {
+		return n, ErrCorrupt
+	}
+	if err == io.EOF && !v.done {
+		v.done = true
+		if v.n != v.b.Size || Sum(v.h.Sum(nil)) != v.b.Sum {
+			return n, ErrCorrupt
+		}
+	}
+	return n, err
+}
+
+// Close closes the underlying reader.
+func (v *Verifier) Close() error { return v.r.Close() }
+
+// Put stores e under key unless a sound entry is there already.
+func (s *DirStore) Put(key Sum, e *Entry) error { return s.put(key, e, false) }
+
+// Replace stores e under key, replacing what is there.
+func (s *DirStore) Replace(key Sum, e *Entry) error { return s.put(key, e, true) }
+
+func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
+	final := s.EntryDir(key)
+	shard := filepath.Dir(final)
+	if err := os.MkdirAll(shard, 0o777); err != nil {
+		return err
+	}
+	tmp := filepath.Join(shard, tmpPrefix+key.String()[:16]+"-"+tempname.Hex6()+tempname.Hex6())
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	stored := *e
+	stored.Blobs = append([]Blob(nil), e.Blobs...)
+	for i, b := range stored.Blobs {
+		if !validBlobName(b.Name) || b.Name == indexName {
+			return fmt.Errorf("cache: bad blob name %q", b.Name)
+		}
+		if err := copyBlob(filepath.Join(tmp, b.Name), b); err != nil {
+			return err
+		}
+		stored.Blobs[i].Path = ""
+	}
+	if err := writeSynced(filepath.Join(tmp, indexName), EncodeIndex(&stored)); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err == nil {
+		ok = true
+		syncDir(shard)
+		return nil
+	}
+	// Something is there already.
+	if !replace {
+		if _, err := s.Get(key); err == nil {
+			return nil
+		}
+	}
+	trash := filepath.Join(shard, trashPrefix+tempname.Hex6()+tempname.Hex6())
+	if err := os.Rename(final, trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	defer os.RemoveAll(trash)
+	if err := os.Rename(tmp, final); err != nil {
+		// Another writer got there between the two renames: its entry
+		// is as good as ours.
+		if _, gerr := s.Get(key); gerr == nil {
+			return nil
+		}
+		return err
+	}
+	ok = true
+	syncDir(shard)
+	return nil
+}
+
+// copyBlob copies b's bytes (from b.Path) to name, checking them against
+// b's size and digest, and fsyncs the copy.
+func copyBlob(name string, b Blob) error {
+	src, err := os.Open(b.Path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, NewVerifier(src, b))
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeSynced writes data to a new file and fsyncs it.
+func writeSynced(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir fsyncs a directory so that a rename in it is durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// Remove removes key's entry: renamed away first, so that readers see it
+// whole or not at all, then deleted.
+func (s *DirStore) Remove(key Sum) error {
+	final := s.EntryDir(key)
+	trash := filepath.Join(filepath.Dir(final), trashPrefix+tempname.Hex6()+tempname.Hex6())
+	if err := os.Rename(final, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(trash)
+}
+
+// Walk calls fn for every sound entry, in key order. Damaged entries and
+// leftovers are skipped (Trim removes them).
+func (s *DirStore) Walk(fn func(key Sum, e *Entry) error) error {
+	return s.walk(func(key Sum, dir string, e *Entry, info os.FileInfo) error {
+		if e == nil {
+			return nil
+		}
+		return fn(key, e)
+	}, nil)
+}
+
+// walk visits every entry directory: e is nil for a damaged entry. Other
+// names in the shards (temporaries, trash) go to other, if not nil.
+func (s *DirStore) walk(fn func(key Sum, dir string, e *Entry, info os.FileInfo) error, other func(path string, info os.FileInfo)) error {
+	shards, err := os.ReadDir(s.Dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, sh := range shards {
+		if !sh.IsDir() || len(sh.Name()) != 2 || !isHex(sh.Name()) {
+			continue
+		}
+		shard := filepath.Join(s.Dir, sh.Name())
+		names, err := readDirNames(shard)
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			p := filepath.Join(shard, n)
+			key, err := ParseSum(n)
+			if err != nil || !strings.HasPrefix(n, sh.Name()) {
+				if other != nil {
+					if info, err := os.Lstat(p); err == nil {
+						other(p, info)
+					}
+				}
+				continue
+			}
+			index := filepath.Join(p, indexName)
+			info, err := os.Stat(index)
+			var e *Entry
+			if err == nil {
+				if data, rerr := readSmall(index, maxIndexSize); rerr == nil {
+					e, _ = DecodeIndex(data)
+				}
+			} else if info, err = os.Lstat(p); err != nil {
+				continue
+			}
+			if e != nil {
+				e.Used = info.ModTime()
+				for i := range e.Blobs {
+					e.Blobs[i].Path = filepath.Join(p, e.Blobs[i].Name)
+				}
+			}
+			if err := fn(key, p, e, info); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// TrimResult says what a trim did.
+type TrimResult struct {
+	Entries, Bytes               int64 // kept
+	RemovedEntries, RemovedBytes int64
+}
+
+// staleTemp is the age after which a trim removes a temporary or trash
+// directory (of a writer that died).
+const staleTemp = time.Hour
+
+// Trim removes damaged entries and stale temporaries, then the least
+// recently used entries until the entries' bytes are at most target.
+// Entries are removed whole (renamed away, then deleted); a build using
+// one meanwhile sees a miss or still reads the blobs it opened.
+func (s *DirStore) Trim(target int64, now time.Time) (TrimResult, error) {
+	type kept struct {
+		key  Sum
+		used time.Time
+		size int64
+	}
+	var all []kept
+	var res TrimResult
+	err := s.walk(func(key Sum, dir string, e *Entry, info os.FileInfo) error {
+		if e == nil {
+			// A key directory without a sound index: entries appear
+			// whole (by rename), so this one is damaged.
+			if s.Remove(key) == nil {
+				res.RemovedEntries++
+			}
+			return nil
+		}
+		all = append(all, kept{key, e.Used, e.Size() + int64(len(EncodeIndex(e)))})
+		return nil
+	}, func(path string, info os.FileInfo) {
+		base := filepath.Base(path)
+		if (strings.HasPrefix(base, tmpPrefix) || strings.HasPrefix(base, trashPrefix)) && now.Sub(info.ModTime()) > staleTemp {
+			os.RemoveAll(path)
+		}
+	})
+	if err != nil {
+		return res, err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].used.Equal(all[j].used) {
+			return all[i].used.After(all[j].used)
+		}
+		return all[i].key.String() < all[j].key.String()
+	})
+	var total int64
+	full := false
+	for _, k := range all {
+		if full = full || total+k.size > target; full {
+			if s.Remove(k.key) == nil {
+				res.RemovedEntries++
+				res.RemovedBytes += k.size
+			}
+			continue
+		}
+		total += k.size
+		res.Entries++
+	}
+	res.Bytes = total
+	return res, nil
+}

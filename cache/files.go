@@ -1,0 +1,161 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// FileStat is what a stat says of a file, enough to tell that it has not
+// changed since its digest was taken (as ccache's manifests do).
+type FileStat struct {
+	Size  int64  `json:"size"`
+	Mtime int64  `json:"mtime"` // nanoseconds since the epoch
+	Ctime int64  `json:"ctime"`
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+}
+
+func statOf(fi os.FileInfo) FileStat {
+	st := FileStat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.Ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+		st.Dev, st.Ino = uint64(sys.Dev), sys.Ino
+	}
+	return st
+}
+
+// fileInfo is a file's digest, taken at one stat.
+type fileInfo struct {
+	stat FileStat
+	sum  Sum
+	// timeMacros: the bytes mention __DATE__, __TIME__ or __TIMESTAMP__.
+	timeMacros bool
+	err        error
+}
+
+// fileDigests hashes files once per build: the headers five device
+// compiles read are hashed once, not five times.
+type fileDigests struct {
+	mu    sync.Mutex
+	files map[string]*fileInfo
+}
+
+func newFileDigests() *fileDigests { return &fileDigests{files: map[string]*fileInfo{}} }
+
+// get returns the digest of name (as the build saw it first).
+func (d *fileDigests) get(name string) *fileInfo {
+	d.mu.Lock()
+	fi := d.files[name]
+	d.mu.Unlock()
+	if fi != nil {
+		return fi
+	}
+	fi = hashFile(name)
+	d.mu.Lock()
+	if old := d.files[name]; old != nil {
+		fi = old
+	} else {
+		d.files[name] = fi
+	}
+	d.mu.Unlock()
+	return fi
+}
+
+// set records a digest the build knows without reading the file (an
+// output it wrote or restored).
+func (d *fileDigests) set(name string, fi *fileInfo) {
+	d.mu.Lock()
+	d.files[name] = fi
+	d.mu.Unlock()
+}
+
+// forget drops what is known of name (a file an action rewrote).
+func (d *fileDigests) forget(name string) {
+	d.mu.Lock()
+	delete(d.files, name)
+	d.mu.Unlock()
+}
+
+var timeMacroNames = [][]byte{[]byte("__DATE__"), []byte("__TIME__"), []byte("__TIMESTAMP__")}
+
+// hashFile reads a file once, for its digest and whether it mentions a
+// time macro.
+func hashFile(name string) *fileInfo {
+	f, err := os.Open(name)
+	if err != nil {
+		return &fileInfo{err: err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return &fileInfo{err: err}
+	}
+	fi := &fileInfo{stat: statOf(st)}
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	var tail []byte
+	for {
+		n, rerr := f.Read(buf)
+		if n > 0 {
+			h.Write(buf[:n])
+			if !fi.timeMacros {
+				// Look across the chunk boundary too.
+				chunk := append(tail, buf[:n]...)
+				for _, m := range timeMacroNames {
+					if bytes.Contains(chunk, m) {
+						fi.timeMacros = true
+					}
+				}
+				tail = append(tail[:0], chunk[max(0, len(chunk)-16):]...)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return &fileInfo{err: rerr}
+		}
+	}
+	copy(fi.sum[:], h.Sum(nil))
+	return fi
+}
+
+// trustStatAge: a file's stat stands for its digest in a manifest only if
+// the file was last changed at least this long before the digest was
+// taken; a file changed within timestamp granularity of the hash could
+// change again with the same stat (ccache's inode cache uses 2 s).
+const trustStatAge = 2 * time.Second
+
+// trusted reports whether st may later stand for the digest taken at now.
+func (st FileStat) trusted(now time.Time) bool {
+	limit := now.Add(-trustStatAge).UnixNano()
+	return st.Mtime < limit && st.Ctime < limit
+}
+
+// changedSince reports whether the file changed at or after t (it may have
+// been edited while an action read it).
+func (st FileStat) changedSince(t time.Time) bool {
+	n := t.UnixNano()
+	return st.Mtime >= n || st.Ctime >= n
+}
+
+// peek returns what the build knows of name, or nil.
+func (d *fileDigests) peek(name string) *fileInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.files[name]
+}
+
+// lstatOf stats a file (following links, as the compiler opens it).
+func lstatOf(name string) (FileStat, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return FileStat{}, err
+	}
+	return statOf(fi), nil
+}

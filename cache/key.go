@@ -1,0 +1,320 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/toolchain"
+)
+
+// keyVersion salts every action key; changing what a key covers or how
+// results are stored changes it.
+const keyVersion = "offcc action v1"
+
+// uncacheableArgs maps options (exact, or prefixes ending in '=') that
+// make an action's outputs not only a function of its inputs, or that
+// write files the plan does not know, to the reason counted for them.
+var uncacheableArgs = []struct{ arg, reason string }{
+	{"-save-temps", "-save-temps"},
+	{"-save-temps=", "-save-temps"},
+	{"-ftime-trace", "-ftime-trace"},
+	{"-ftime-trace=", "-ftime-trace"},
+	{"-coverage-notes-file", "--coverage notes"},
+	{"-coverage-notes-file=", "--coverage notes"},
+	{"-split-dwarf-output", "split DWARF (.dwo) output"},
+	{"-header-include-file", "-H output file"},
+	{"-stats-file=", "-stats-file"},
+	{"-opt-record-file", "optimization record file"},
+	{"-fmodules", "clang modules"},
+	{"-fmodules-cache-path=", "clang modules"},
+	{"-fimplicit-module-maps", "clang modules"},
+	{"-MJ", "-MJ"},
+}
+
+// uncacheable returns why a's outputs cannot be cached, or "".
+func (s *Session) uncacheable(a *actions.Action) string {
+	switch {
+	case a.Expand != nil:
+		return "expands into other jobs"
+	case a.Kind == actions.HostLink || a.Kind == actions.Link:
+		return "host link"
+	case a.Kind == actions.Fallback:
+		return "run by clang's driver"
+	case len(a.Command) == 0:
+		return "no command line"
+	case len(a.Outputs) == 0:
+		return "no output file"
+	}
+	for _, f := range a.AllInputs() {
+		if f.IsStdin() {
+			return "input from standard input"
+		}
+	}
+	for _, f := range a.Outputs {
+		if f.Path == "-" {
+			return "output to standard output"
+		}
+		if strings.HasPrefix(f.Path, "/dev/") {
+			return "output to a device file"
+		}
+	}
+	for _, arg := range a.Command[1:] {
+		for _, u := range uncacheableArgs {
+			if arg == u.arg || strings.HasSuffix(u.arg, "=") && strings.HasPrefix(arg, u.arg) {
+				return u.reason
+			}
+		}
+	}
+	return ""
+}
+
+// actionKey is the first-level key of an action: everything known before
+// it runs.
+type actionKey struct {
+	text string
+	sum  Sum
+	// frontEndOpenMP: an OpenMP compile from source, whose kernel names
+	// clang derives from each source file's device and inode numbers
+	// (__omp_offloading_<dev>_<ino>_...): those numbers are keyed too.
+	frontEndOpenMP bool
+	// searchDirs are the include search directories, in search order,
+	// for direct mode's shadowing check.
+	searchDirs []string
+}
+
+// key computes a's first-level key. It fails (with a reason counted as
+// uncacheable) when an input cannot be read or a command names a
+// temporary file the plan does not know.
+func (s *Session) key(a *actions.Action) (*actionKey, string) {
+	var k keyText
+	k.add("version", keyVersion)
+	k.add("kind", a.Kind.String(), a.SideName())
+	k.add("target", a.Target.Triple, a.Target.Arch)
+	k.add("tool", a.ToolName())
+	inProcess := a.Run != nil
+	if inProcess {
+		k.add("offcc", s.tools.digest(s.self))
+	} else {
+		s.keyTool(&k, a.Command)
+	}
+	isCC1 := len(a.Command) > 1 && (a.Command[1] == "-cc1" || a.Command[1] == "-cc1as")
+
+	// Temporaries are named by role: their random names must not reach
+	// the key, their contents do through the input lines.
+	temp := s.tempDir + string(filepath.Separator)
+	repl := map[string]string{}
+	roles := func(list []*actions.Artifact, role string) {
+		for i, f := range list {
+			if strings.HasPrefix(f.Path, temp) {
+				repl[f.Path] = fmt.Sprintf("@%s%d", role, i)
+			}
+		}
+	}
+	roles(a.Inputs, "in")
+	roles(a.Reads, "read")
+	roles(a.Outputs, "out")
+	if a.DepFile != "" && strings.HasPrefix(a.DepFile, temp) {
+		if _, ok := repl[a.DepFile]; !ok {
+			repl[a.DepFile] = "@depfile"
+		}
+	}
+	olds := make([]string, 0, len(repl))
+	for p := range repl {
+		olds = append(olds, p)
+	}
+	// Longest first, so that no path replaces part of a longer one.
+	sort.Slice(olds, func(i, j int) bool { return len(olds[i]) > len(olds[j]) })
+	debugInfo, coverage := false, false
+	if isCC1 {
+		for _, arg := range a.Command {
+			if strings.HasPrefix(arg, "-debug-info-kind=") || arg == "-gcodeview" || strings.HasPrefix(arg, "-dwarf-version=") {
+				debugInfo = true
+			}
+			if arg == "-fcoverage-mapping" || strings.HasPrefix(arg, "-fprofile-instrument=") || strings.HasPrefix(arg, "-coverage-data-file") {
+				coverage = true
+			}
+		}
+	}
+	frontEndOpenMP := false
+	for i, arg := range a.Command {
+		if i == 0 {
+			continue
+		}
+		for _, p := range olds {
+			if strings.Contains(arg, p) {
+				arg = strings.ReplaceAll(arg, p, repl[p])
+			}
+		}
+		if strings.Contains(arg, temp) || strings.Contains(arg, s.tempDir+"\x00") || arg == s.tempDir {
+			return nil, "names a temporary file its plan does not list"
+		}
+		// The working directory reaches the output only through debug
+		// information (and coverage mappings): elsewhere it is left out,
+		// so that two checkouts share results (ccache's hash_dir).
+		if isCC1 && !debugInfo && strings.HasPrefix(arg, "-fdebug-compilation-dir=") {
+			arg = "-fdebug-compilation-dir=@unused"
+		}
+		if isCC1 && !coverage && strings.HasPrefix(arg, "-fcoverage-compilation-dir=") {
+			arg = "-fcoverage-compilation-dir=@unused"
+		}
+		if isCC1 && arg == "-fopenmp" {
+			frontEndOpenMP = true
+		}
+		k.add("arg", arg)
+	}
+	if a.Argv0 != "" {
+		k.add("argv0", a.Argv0)
+	}
+	for _, kv := range a.Env {
+		k.add("action-env", kv)
+	}
+	for _, name := range []string{"SOURCE_DATE_EPOCH", "ZERO_AR_DATE"} {
+		if v, ok := s.getenv(name); ok {
+			k.add("env", name+"="+v)
+		}
+	}
+
+	fromSource := false
+	addFiles := func(list []*actions.Artifact, what string) string {
+		for i, f := range list {
+			fi := s.files.get(f.Path)
+			if fi.err != nil {
+				return fmt.Sprintf("cannot read %s: %v", f.Path, fi.err)
+			}
+			name := f.Path
+			if r, ok := repl[f.Path]; ok {
+				name = r
+			} else if what == "input" && isCC1 {
+				fromSource = true
+			}
+			k.add(what, fmt.Sprint(i), name, "sha256="+fi.sum.String())
+			if frontEndOpenMP && what == "input" && !strings.HasPrefix(name, "@") {
+				k.add("file-id", name, fmt.Sprintf("dev=%d ino=%d", fi.stat.Dev, fi.stat.Ino))
+			}
+		}
+		return ""
+	}
+	if why := addFiles(a.Inputs, "input"); why != "" {
+		return nil, why
+	}
+	if why := addFiles(a.Reads, "read"); why != "" {
+		return nil, why
+	}
+	ak := &actionKey{frontEndOpenMP: frontEndOpenMP && fromSource}
+	if isCC1 {
+		ak.searchDirs = searchDirs(a.Command)
+	}
+	ak.text = k.String()
+	ak.sum = sha256.Sum256([]byte(ak.text))
+	return ak, ""
+}
+
+// keyTool describes the executable of an external command by content:
+// the file, and for LLVM tools the libLLVM and libclang-cpp libraries they
+// load. A clang that runs as a driver (not -cc1) also depends on what it
+// finds installed: configuration files, GCC, ROCm and CUDA (as the plan
+// cache keys them), and the linker beside it.
+func (s *Session) keyTool(k *keyText, argv []string) {
+	exe := argv[0]
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		real = exe
+	}
+	k.add("exe", toolchain.ToolName(exe), s.tools.digest(real))
+	for _, lib := range s.libraries(real) {
+		k.add("library", lib[0], s.tools.digest(lib[1]))
+	}
+	if toolchain.ToolName(exe) == "clang" && (len(argv) < 2 || argv[1] != "-cc1" && argv[1] != "-cc1as") {
+		s.driverFacts(k, real, argv[1:])
+	}
+}
+
+// libraries returns the LLVM libraries (name, path) an executable loads,
+// memoised per build.
+func (s *Session) libraries(exe string) [][2]string {
+	s.mu.Lock()
+	libs, ok := s.libs[exe]
+	s.mu.Unlock()
+	if ok {
+		return libs
+	}
+	for _, l := range DriverLibraries(exe) {
+		if len(l) >= 2 {
+			libs = append(libs, [2]string{l[0], l[1]})
+		}
+	}
+	s.mu.Lock()
+	s.libs[exe] = libs
+	s.mu.Unlock()
+	return libs
+}
+
+// driverFacts keys what a clang driver run finds installed.
+func (s *Session) driverFacts(k *keyText, exe string, args []string) {
+	getenv := map[string]string{}
+	for _, kv := range s.env {
+		name, value, _ := strings.Cut(kv, "=")
+		getenv[name] = value
+	}
+	dir := filepath.Dir(exe)
+	k.keyConfig(dir, "clang", args, getenv)
+	k.keyGCC(dir, args)
+	k.keyOffload(dir, args, getenv)
+	for _, ld := range []string{"ld.lld", "lld"} {
+		k.add("linker", ld, s.tools.digest(filepath.Join(dir, ld)))
+	}
+}
+
+// searchDirs returns a cc1 command's include search directories in the
+// order the preprocessor searches them.
+func searchDirs(argv []string) []string {
+	var quote, angled, system, after []string
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		val := func(opt string) (string, bool) {
+			if a == opt && i+1 < len(argv) {
+				i++
+				return argv[i], true
+			}
+			if v, ok := strings.CutPrefix(a, opt); ok && v != "" && opt != "-isystem" && opt != "-internal-isystem" {
+				return v, true
+			}
+			return "", false
+		}
+		if v, ok := val("-iquote"); ok {
+			quote = append(quote, v)
+		} else if v, ok := val("-I"); ok {
+			angled = append(angled, v)
+		} else if v, ok := val("-isystem"); ok {
+			system = append(system, v)
+		} else if v, ok := val("-internal-isystem"); ok {
+			system = append(system, v)
+		} else if v, ok := val("-internal-externc-isystem"); ok {
+			system = append(system, v)
+		} else if v, ok := val("-idirafter"); ok {
+			after = append(after, v)
+		}
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, list := range [][]string{quote, angled, system, after} {
+		for _, d := range list {
+			if !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// exists reports whether a path exists (for shadowing checks).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

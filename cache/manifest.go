@@ -1,0 +1,214 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Direct mode. An action that reads headers planning does not know (a
+// compile with a dependency file) has a manifest under its first-level
+// key: the header sets seen so far, each with the result it gave. A lookup
+// checks each set against the files now there (a header whose size,
+// times, device and inode are those recorded is taken as unchanged, else
+// it is hashed again) and takes the first that matches. Beyond ccache, each
+// set also lists the paths where a header of the same name would have been
+// found first had it existed (earlier include directories, the including
+// files' directories): a file created at one of them since is a miss.
+
+// maxCandidates bounds a manifest; the oldest sets are dropped.
+const maxCandidates = 16
+
+// manifest is the record of a KindManifest entry.
+type manifest struct {
+	Candidates []candidate `json:"candidates"`
+}
+
+// candidate is one header set and the result it gave.
+type candidate struct {
+	Headers []header `json:"headers"`
+	// Absent lists paths that did not exist when the set was recorded
+	// and would shadow one of its headers if they did.
+	Absent []string `json:"absent,omitempty"`
+	Result string   `json:"result"`
+}
+
+// header is one file the action read.
+type header struct {
+	Path string   `json:"path"`
+	Sum  string   `json:"sha256"`
+	Stat FileStat `json:"stat"`
+	// Trust: the stat may stand for the digest (the file was old enough
+	// when hashed).
+	Trust bool `json:"trust,omitempty"`
+}
+
+func decodeManifest(data []byte) (*manifest, error) {
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// match returns the result key of the first candidate that fits the files
+// now on disk, and the candidate.
+func (s *Session) match(m *manifest, ak *actionKey) (Sum, *candidate, bool) {
+	for i := range m.Candidates {
+		c := &m.Candidates[i]
+		if s.candidateFits(c, ak) {
+			sum, err := ParseSum(c.Result)
+			if err != nil {
+				continue
+			}
+			return sum, c, true
+		}
+	}
+	return Sum{}, nil, false
+}
+
+func (s *Session) candidateFits(c *candidate, ak *actionKey) bool {
+	for _, h := range c.Headers {
+		want, err := ParseSum(h.Sum)
+		if err != nil {
+			return false
+		}
+		fi := s.files.peek(h.Path)
+		if fi == nil {
+			st, err := lstatOf(h.Path)
+			if err != nil {
+				return false
+			}
+			if h.Trust && st == h.Stat {
+				fi = &fileInfo{stat: st, sum: want}
+				s.files.set(h.Path, fi)
+			} else {
+				fi = s.files.get(h.Path)
+			}
+		}
+		if fi.err != nil || fi.sum != want {
+			return false
+		}
+		if ak.frontEndOpenMP && (fi.stat.Dev != h.Stat.Dev || fi.stat.Ino != h.Stat.Ino) {
+			return false
+		}
+	}
+	for _, p := range c.Absent {
+		if exists(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// resultKey is the second-level key: the first-level key and the headers
+// read.
+func resultKey(ak *actionKey, headers []header, absent []string) (Sum, string) {
+	var k keyText
+	k.WriteString(ak.text)
+	for _, h := range headers {
+		k.add("header", h.Path, "sha256="+h.Sum)
+		if ak.frontEndOpenMP {
+			k.add("file-id", h.Path, fmt.Sprintf("dev=%d ino=%d", h.Stat.Dev, h.Stat.Ino))
+		}
+	}
+	for _, p := range absent {
+		k.add("absent", p)
+	}
+	text := k.String()
+	return sha256.Sum256([]byte(text)), text
+}
+
+// shadowPaths returns, for the headers an action read, the paths that do
+// not exist now and where the preprocessor would have found a header of
+// the same name before the one it read: the same name under every include
+// directory searched before the one the header was found in, and under
+// the directories of the files that include headers by quoted name (the
+// source's and the non-system headers'). The directory a header was found
+// in is taken as each search directory its path starts with.
+func shadowPaths(source []string, headers []string, dirs []string) []string {
+	var includers []string
+	seenDir := map[string]bool{}
+	isSystem := func(p string) bool {
+		for _, d := range dirs {
+			if strings.HasPrefix(p, d+"/") && (strings.HasPrefix(d, "/usr/") || strings.HasPrefix(d, "/opt/")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range append(append([]string(nil), source...), headers...) {
+		if isSystem(f) {
+			continue
+		}
+		d := filepath.Dir(f)
+		if !seenDir[d] {
+			seenDir[d] = true
+			includers = append(includers, d)
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		if !exists(p) {
+			out = append(out, p)
+		}
+	}
+	for _, h := range headers {
+		for i, d := range dirs {
+			rel, ok := strings.CutPrefix(h, d+"/")
+			if !ok || rel == "" {
+				continue
+			}
+			for _, inc := range includers {
+				add(filepath.Join(inc, rel))
+			}
+			for _, earlier := range dirs[:i] {
+				add(filepath.Join(earlier, rel))
+			}
+		}
+	}
+	return out
+}
+
+// newCandidate records the headers an action read after it ran, with the
+// files' stats as they are now. It fails (a reason to not store) when a
+// header cannot be read or changed during the action.
+func (s *Session) newCandidate(ak *actionKey, sources, discovered []string, start time.Time) (*candidate, string) {
+	c := &candidate{}
+	now := time.Now()
+	seen := map[string]bool{}
+	for _, p := range discovered {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		s.files.forget(p) // hash what is there now
+		fi := s.files.get(p)
+		if fi.err != nil {
+			return nil, "a header it read cannot be read"
+		}
+		if fi.stat.changedSince(start.Add(-changeSlack)) {
+			return nil, "input modified during the compile"
+		}
+		if fi.timeMacros && !s.hasEnv("SOURCE_DATE_EPOCH") {
+			return nil, "__DATE__ or __TIME__ in the sources"
+		}
+		c.Headers = append(c.Headers, header{Path: p, Sum: fi.sum.String(), Stat: fi.stat, Trust: fi.stat.trusted(now)})
+	}
+	c.Absent = shadowPaths(sources, discovered, ak.searchDirs)
+	return c, ""
+}
+
+// changeSlack allows for the kernel's coarse file timestamps, which may
+// lag the clock by a tick: a file changed within this much before an
+// action started counts as changed during it.
+const changeSlack = 10 * time.Millisecond

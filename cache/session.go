@@ -1,0 +1,420 @@
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/atomicfile"
+)
+
+// SessionOptions describe one build for its Session.
+type SessionOptions struct {
+	// TempDir is the build's private temporary directory: files in it
+	// are named in keys by role, not by path.
+	TempDir string
+	// Self is the offcc executable, whose bytes key in-process steps.
+	Self string
+	// Env is the build's environment.
+	Env []string
+	// Label names the build among others of the same directory (its
+	// inputs and output), for explanations of misses.
+	Label string
+	// Explain, when non-nil, receives one paragraph per action: hit or
+	// miss, and for a miss what changed (OFFCC_CACHE_DEBUG, offcc cache
+	// explain).
+	Explain io.Writer
+}
+
+// Session is the cache as one build sees it: it implements actions.Cache,
+// and counts what happened for the statistics. Its methods are safe for
+// concurrent use.
+type Session struct {
+	c       *Cache
+	store   Store
+	tempDir string
+	self    string
+	env     []string
+	label   string
+	explain io.Writer
+
+	files *fileDigests
+	tools *toolDigests
+
+	mu    sync.Mutex
+	libs  map[string][][2]string
+	stats Stats
+	wrote bool
+}
+
+// NewSession starts a build's use of the cache.
+func (c *Cache) NewSession(opt SessionOptions) *Session {
+	return &Session{
+		c: c, store: c.Store, tempDir: filepath.Clean(opt.TempDir), self: opt.Self, env: opt.Env,
+		label: opt.Label, explain: opt.Explain,
+		files: newFileDigests(), tools: newToolDigests(c.Store, c.Writable()),
+		libs: map[string][][2]string{}, stats: Stats{Kinds: map[string]*KindStats{}},
+	}
+}
+
+func (s *Session) getenv(name string) (string, bool) {
+	for i := len(s.env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(s.env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (s *Session) hasEnv(name string) bool {
+	_, ok := s.getenv(name)
+	return ok
+}
+
+// resultRecord is the record of a KindResult entry.
+type resultRecord struct {
+	Kind   string `json:"kind"`
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	// Millis is how long the action ran: the time a hit saves.
+	Millis int64 `json:"ms"`
+}
+
+// lastRecord is what explain compares a miss with: the first-level key
+// text last stored for the same action of the same build.
+type lastRecord struct {
+	Text     string `json:"text"`
+	Manifest string `json:"manifest,omitempty"`
+}
+
+// cachedRun is one action's dealings with the cache.
+type cachedRun struct {
+	s      *Session
+	a      *actions.Action
+	status string
+	ak     *actionKey
+	start  time.Time
+	stdout []byte
+	stderr []byte
+	hit    bool
+}
+
+func (r *cachedRun) Status() string { return r.status }
+
+func (r *cachedRun) Hit() ([]byte, []byte, bool) { return r.stdout, r.stderr, r.hit }
+
+// Begin looks a up: on a hit its outputs are restored.
+func (s *Session) Begin(ctx context.Context, a *actions.Action) actions.CachedRun {
+	r := &cachedRun{s: s, a: a, start: time.Now()}
+	if why := s.uncacheable(a); why != "" {
+		r.status = "uncacheable: " + why
+		s.count(a, func(k *KindStats) { k.uncacheable(why) })
+		return r
+	}
+	ak, why := s.key(a)
+	if why != "" {
+		r.status = "uncacheable: " + why
+		s.count(a, func(k *KindStats) { k.uncacheable(why) })
+		return r
+	}
+	r.ak = ak
+	r.status = "miss"
+	rk, cand, found := s.lookupKey(a, ak)
+	if found {
+		if rec, ok := s.restore(a, rk); ok {
+			r.hit, r.status = true, "hit"
+			r.stdout, r.stderr = []byte(rec.Stdout), []byte(rec.Stderr)
+			if cand != nil {
+				a.Discovered = a.Discovered[:0]
+				for _, h := range cand.Headers {
+					a.Discovered = append(a.Discovered, h.Path)
+				}
+			}
+			s.count(a, func(k *KindStats) {
+				k.Hits++
+				k.SavedMillis += rec.Millis
+			})
+			s.explainf("%s: hit (%s)\n", a.Label(), rk.String()[:16])
+			return r
+		}
+	}
+	s.count(a, func(k *KindStats) { k.Misses++ })
+	if s.explain != nil {
+		s.explainMiss(a, ak)
+	}
+	return r
+}
+
+// lookupKey finds the result key for a: the only one for an action that
+// reads no undeclared files, else the first candidate of its manifest that
+// fits the files on disk.
+func (s *Session) lookupKey(a *actions.Action, ak *actionKey) (Sum, *candidate, bool) {
+	if a.DepFile == "" {
+		rk, _ := resultKey(ak, nil, nil)
+		return rk, nil, true
+	}
+	e, err := s.store.Get(ak.sum)
+	if err != nil || e.Kind != KindManifest {
+		return Sum{}, nil, false
+	}
+	m, err := decodeManifest(e.Record)
+	if err != nil {
+		return Sum{}, nil, false
+	}
+	return s.match(m, ak)
+}
+
+// restore writes a's outputs from the result entry rk. A damaged entry is
+// removed (the run that follows stores a sound one) and is a miss.
+func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
+	e, err := s.store.Get(rk)
+	if err != nil || e.Kind != KindResult || len(e.Blobs) != len(a.Outputs) {
+		return nil, false
+	}
+	var rec resultRecord
+	if json.Unmarshal(e.Record, &rec) != nil {
+		s.store.Remove(rk)
+		return nil, false
+	}
+	for i, b := range e.Blobs {
+		if b.Name != fmt.Sprintf("out%d", i) {
+			s.store.Remove(rk)
+			return nil, false
+		}
+	}
+	var bytes int64
+	for i, out := range a.Outputs {
+		b := e.Blobs[i]
+		if err := s.writeBlob(out.Path, b); err != nil {
+			if errors.Is(err, ErrCorrupt) || errors.Is(err, os.ErrNotExist) {
+				s.store.Remove(rk)
+			}
+			return nil, false
+		}
+		fi := &fileInfo{sum: b.Sum}
+		if st, err := lstatOf(out.Path); err == nil {
+			fi.stat = st
+		}
+		s.files.set(out.Path, fi)
+		bytes += b.Size
+	}
+	s.count(a, func(k *KindStats) { k.RestoredBytes += bytes })
+	return &rec, true
+}
+
+// writeBlob writes a blob's bytes to path atomically, verifying them.
+func (s *Session) writeBlob(path string, b Blob) error {
+	src, err := s.store.OpenBlob(b)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		f.Abort()
+		return err
+	}
+	mode := os.FileMode(b.Mode)
+	if mode == 0 {
+		mode = 0o666
+	}
+	return f.Commit(mode)
+}
+
+// Done stores a's outputs after a successful run.
+func (r *cachedRun) Done(stdout, stderr []byte, err error) {
+	s, a := r.s, r.a
+	if err != nil || r.ak == nil || r.hit || !s.c.Writable() {
+		return
+	}
+	if why := s.store1(r, stdout, stderr); why != "" {
+		s.count(a, func(k *KindStats) { k.notStored(why) })
+		s.explainf("%s: not stored: %s\n", a.Label(), why)
+	}
+}
+
+func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
+	a, ak := r.a, r.ak
+	// A user file edited while the action read it: the outputs may be of
+	// either version, so they are not stored under the digest taken.
+	var sources []string
+	temp := s.tempDir + string(filepath.Separator)
+	for _, f := range a.AllInputs() {
+		if strings.HasPrefix(f.Path, temp) {
+			continue
+		}
+		sources = append(sources, f.Path)
+		before := s.files.peek(f.Path)
+		st, err := lstatOf(f.Path)
+		if before == nil || err != nil || st != before.stat || st.changedSince(r.start.Add(-changeSlack)) {
+			return "input modified during the compile"
+		}
+		if before.timeMacros && ak.frontEnd() && !s.hasEnv("SOURCE_DATE_EPOCH") {
+			return "__DATE__ or __TIME__ in the sources"
+		}
+	}
+	var headers []header
+	var absent []string
+	var cand *candidate
+	if a.DepFile != "" {
+		var why string
+		cand, why = s.newCandidate(ak, sources, a.Discovered, r.start)
+		if why != "" {
+			return why
+		}
+		headers, absent = cand.Headers, cand.Absent
+	}
+	rk, _ := resultKey(ak, headers, absent)
+	rec := resultRecord{Kind: a.Kind.String(), Stdout: string(stdout), Stderr: string(stderr), Millis: time.Since(r.start).Milliseconds()}
+	recData, _ := json.Marshal(rec)
+	e := &Entry{Kind: KindResult, Record: recData}
+	var size int64
+	for i, out := range a.Outputs {
+		s.files.forget(out.Path)
+		fi := s.files.get(out.Path)
+		if fi.err != nil {
+			return "an output file is missing"
+		}
+		mode := uint32(0o666)
+		if info, err := os.Stat(out.Path); err == nil && info.Mode()&0o111 != 0 {
+			mode = 0o777
+		}
+		e.Blobs = append(e.Blobs, Blob{Name: fmt.Sprintf("out%d", i), Size: fi.stat.Size, Sum: fi.sum, Mode: mode, Path: out.Path})
+		size += fi.stat.Size
+	}
+	if err := s.store.Put(rk, e); err != nil {
+		return "cannot write the cache: " + err.Error()
+	}
+	if cand != nil {
+		cand.Result = rk.String()
+		s.addCandidate(ak.sum, cand)
+	}
+	s.putLast(a, lastRecord{Text: ak.text, Manifest: ak.sum.String()})
+	s.mu.Lock()
+	s.wrote = true
+	s.mu.Unlock()
+	s.count(a, func(k *KindStats) { k.StoredBytes += size })
+	return ""
+}
+
+// frontEnd reports whether the key is of a compile from source.
+func (ak *actionKey) frontEnd() bool { return len(ak.searchDirs) > 0 || ak.frontEndOpenMP }
+
+// addCandidate puts cand first in the manifest under key (read, changed
+// and replaced; a concurrent writer's candidate may be lost, which only
+// costs a later miss).
+func (s *Session) addCandidate(key Sum, cand *candidate) {
+	m := &manifest{}
+	if e, err := s.store.Get(key); err == nil && e.Kind == KindManifest {
+		if old, err := decodeManifest(e.Record); err == nil {
+			m = old
+		}
+	}
+	list := []candidate{*cand}
+	for _, c := range m.Candidates {
+		if c.Result != cand.Result && len(list) < maxCandidates {
+			list = append(list, c)
+		}
+	}
+	m.Candidates = list
+	data, _ := json.Marshal(m)
+	s.store.Replace(key, &Entry{Kind: KindManifest, Record: data})
+}
+
+// slotKey names an action of a build across runs: its kind, target and
+// the user's files it reads and writes, in the build labelled s.label.
+func (s *Session) slotKey(a *actions.Action) Sum {
+	var k keyText
+	k.add("last", keyVersion, s.label, a.Kind.String(), a.SideName(), a.Target.Triple, a.Target.Arch)
+	temp := s.tempDir + string(filepath.Separator)
+	for _, f := range append(a.AllInputs(), a.Outputs...) {
+		if !strings.HasPrefix(f.Path, temp) {
+			k.add("file", f.Path)
+		}
+	}
+	return sha256.Sum256([]byte(k.String()))
+}
+
+func (s *Session) putLast(a *actions.Action, rec lastRecord) {
+	data, _ := json.Marshal(rec)
+	s.store.Replace(s.slotKey(a), &Entry{Kind: KindLast, Record: data})
+}
+
+func (s *Session) explainf(format string, args ...any) {
+	if s.explain == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.explain, format, args...)
+}
+
+// count applies f to a's kind's counters.
+func (s *Session) count(a *actions.Action, f func(*KindStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := a.Kind.String()
+	k := s.stats.Kinds[name]
+	if k == nil {
+		k = &KindStats{}
+		s.stats.Kinds[name] = k
+	}
+	f(k)
+}
+
+// Stats returns what the session counted so far.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.clone()
+}
+
+// Close adds the session's counts to the cache's statistics and trims the
+// cache if it stored something and the last trim is TrimInterval ago.
+func (s *Session) Close() {
+	s.mu.Lock()
+	st, wrote := s.stats.clone(), s.wrote
+	s.mu.Unlock()
+	s.c.addStats(st)
+	if wrote {
+		s.c.MaybeTrim(time.Now())
+	}
+}
+
+// Probe says, without running or restoring anything, what the cache holds
+// for a: its result key and "hit" when a sound-looking result is stored,
+// its first-level key and "miss" when not, no key and "uncacheable:
+// REASON", or no key when a reads files the build has yet to write (its
+// key depends on their contents).
+func (s *Session) Probe(a *actions.Action) (key, status string) {
+	if why := s.uncacheable(a); why != "" {
+		return "", "uncacheable: " + why
+	}
+	for _, f := range a.AllInputs() {
+		if f.Producer() != nil {
+			return "", "keyed once its inputs are built"
+		}
+	}
+	ak, why := s.key(a)
+	if why != "" {
+		return "", "uncacheable: " + why
+	}
+	if rk, _, found := s.lookupKey(a, ak); found {
+		if e, err := s.store.Get(rk); err == nil && e.Kind == KindResult && len(e.Blobs) == len(a.Outputs) {
+			return rk.String(), "hit"
+		}
+	}
+	return ak.sum.String(), "miss"
+}

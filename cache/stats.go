@@ -1,0 +1,195 @@
+package cache
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/offcc/offcc/internal/atomicfile"
+)
+
+// Stats are the cache's counters, per action kind.
+type Stats struct {
+	Kinds map[string]*KindStats `json:"kinds"`
+}
+
+// KindStats counts one kind of action.
+type KindStats struct {
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+	// Uncacheable counts actions never looked up, by reason.
+	Uncacheable map[string]int64 `json:"uncacheable,omitempty"`
+	// NotStored counts misses whose results were not kept, by reason.
+	NotStored     map[string]int64 `json:"not_stored,omitempty"`
+	SavedMillis   int64            `json:"saved_ms"`
+	StoredBytes   int64            `json:"stored_bytes"`
+	RestoredBytes int64            `json:"restored_bytes"`
+}
+
+func (k *KindStats) uncacheable(why string) {
+	if k.Uncacheable == nil {
+		k.Uncacheable = map[string]int64{}
+	}
+	k.Uncacheable[why]++
+}
+
+func (k *KindStats) notStored(why string) {
+	if k.NotStored == nil {
+		k.NotStored = map[string]int64{}
+	}
+	k.NotStored[why]++
+}
+
+// add adds o's counts to k.
+func (k *KindStats) add(o *KindStats) {
+	k.Hits += o.Hits
+	k.Misses += o.Misses
+	k.SavedMillis += o.SavedMillis
+	k.StoredBytes += o.StoredBytes
+	k.RestoredBytes += o.RestoredBytes
+	for r, n := range o.Uncacheable {
+		k.uncacheable(r)
+		k.Uncacheable[r] += n - 1
+	}
+	for r, n := range o.NotStored {
+		k.notStored(r)
+		k.NotStored[r] += n - 1
+	}
+}
+
+// Add adds o's counts to s.
+func (s *Stats) Add(o Stats) {
+	if s.Kinds == nil {
+		s.Kinds = map[string]*KindStats{}
+	}
+	for name, k := range o.Kinds {
+		if s.Kinds[name] == nil {
+			s.Kinds[name] = &KindStats{}
+		}
+		s.Kinds[name].add(k)
+	}
+}
+
+func (s *Stats) clone() Stats {
+	var c Stats
+	c.Add(*s)
+	return c
+}
+
+// Total returns the counts of all kinds together.
+func (s *Stats) Total() KindStats {
+	var t KindStats
+	for _, k := range s.Kinds {
+		t.add(k)
+	}
+	return t
+}
+
+// statsShards: each process adds its counts to one of this many files
+// (chosen by its pid, as ccache does), under that file's lock, so that
+// parallel builds rarely wait for each other.
+const statsShards = 16
+
+func (c *Cache) statsDir() string { return filepath.Join(c.Dir, "stats") }
+
+// addStats adds a build's counts to the cache's statistics (best effort:
+// statistics never fail a build).
+func (c *Cache) addStats(st Stats) {
+	if len(st.Kinds) == 0 || c.Mode == Off {
+		return
+	}
+	dir := c.statsDir()
+	if os.MkdirAll(dir, 0o777) != nil {
+		return
+	}
+	name := filepath.Join(dir, strconv.Itoa(os.Getpid()%statsShards))
+	lock, err := os.OpenFile(name+".lock", os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return
+	}
+	defer lock.Close()
+	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) != nil {
+		return
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	var cur Stats
+	if data, err := os.ReadFile(name); err == nil {
+		json.Unmarshal(data, &cur) // a damaged file starts again from zero
+	}
+	cur.Add(st)
+	data, _ := json.Marshal(cur)
+	atomicfile.Write(name, data, 0o666)
+}
+
+// ReadStats returns the cache's statistics: the sum of its shards.
+func (c *Cache) ReadStats() Stats {
+	var total Stats
+	total.Kinds = map[string]*KindStats{}
+	for i := 0; i < statsShards; i++ {
+		data, err := os.ReadFile(filepath.Join(c.statsDir(), strconv.Itoa(i)))
+		if err != nil {
+			continue
+		}
+		var st Stats
+		if json.Unmarshal(data, &st) == nil {
+			total.Add(st)
+		}
+	}
+	return total
+}
+
+// ZeroStats resets the statistics.
+func (c *Cache) ZeroStats() error {
+	for i := 0; i < statsShards; i++ {
+		if err := os.Remove(filepath.Join(c.statsDir(), strconv.Itoa(i))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// trimMarker records the time of the last trim.
+const trimMarker = "trim.txt"
+
+// MaybeTrim trims the cache to 90% of MaxSize if the last trim is
+// TrimInterval ago or more (or unknown, or in the future by more than
+// that: a clock set back). The marker is written first, so that the
+// processes of a parallel build that get here meanwhile skip theirs.
+func (c *Cache) MaybeTrim(now time.Time) {
+	marker := filepath.Join(c.Dir, trimMarker)
+	if data, err := os.ReadFile(marker); err == nil {
+		if sec, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+			if d := now.Sub(time.Unix(sec, 0)); d < TrimInterval && d > -TrimInterval {
+				return
+			}
+		}
+	}
+	if atomicfile.Write(marker, []byte(fmt.Sprintf("%d\n", now.Unix())), 0o666) != nil {
+		return
+	}
+	c.Trim(now)
+}
+
+// Trim brings the cache under 90% of MaxSize, least recently used
+// entries first.
+func (c *Cache) Trim(now time.Time) (TrimResult, error) {
+	return c.Store.Trim(c.MaxSize/10*9, now)
+}
+
+// Usage returns the number of entries and their bytes, by kind.
+func (c *Cache) Usage() (map[Kind][2]int64, error) {
+	u := map[Kind][2]int64{}
+	err := c.Store.Walk(func(_ Sum, e *Entry) error {
+		v := u[e.Kind]
+		v[0]++
+		v[1] += e.Size()
+		u[e.Kind] = v
+		return nil
+	})
+	return u, err
+}
