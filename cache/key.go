@@ -1,14 +1,17 @@
 package cache
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/ompinfo"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -179,6 +182,10 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		}
 	}
 
+	hostIR := ""
+	if isCC1 {
+		hostIR = optionValue(a.Command, "-fopenmp-host-ir-file-path")
+	}
 	fromSource := false
 	addFiles := func(list []*actions.Artifact, what string) string {
 		for i, f := range list {
@@ -191,6 +198,15 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 				name = r
 			} else if what == "input" && isCC1 {
 				fromSource = true
+			}
+			if f.Path == hostIR && hostIR != "" {
+				// An OpenMP device compile reads the host IR only for
+				// its offload entries (!omp_offload.info): a change to
+				// host-only code must not rerun it.
+				if d := s.offloadInfo(a.Command[0], fi.sum, f.Path); d != "" {
+					k.add(what, fmt.Sprint(i), name, "omp-offload-info="+d)
+					continue
+				}
 			}
 			k.add(what, fmt.Sprint(i), name, "sha256="+fi.sum.String())
 			if frontEndOpenMP && what == "input" && !strings.HasPrefix(name, "@") {
@@ -311,6 +327,53 @@ func searchDirs(argv []string) []string {
 		}
 	}
 	return dirs
+}
+
+// optionValue returns the value of a separate-valued option in argv, or "".
+func optionValue(argv []string, name string) string {
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == name {
+			return argv[i+1]
+		}
+	}
+	return ""
+}
+
+// offloadInfo returns the digest of the OpenMP offload entries of the host
+// IR file path (whose bytes have digest sum), by llvm-dis beside clang,
+// memoised in the build and in the store by the bytes' digest and
+// llvm-dis's; "" when it cannot be had (the caller keys the bytes).
+func (s *Session) offloadInfo(clang string, sum Sum, path string) string {
+	dis := filepath.Join(filepath.Dir(clang), "llvm-dis")
+	memo := Sum(sha256.Sum256([]byte(fmt.Sprintf("offcc derived v1\n%s\nllvm-dis %s\nbitcode %s\n", ompinfo.Version, s.tools.digest(dis), sum))))
+	s.mu.Lock()
+	once := s.derived[memo]
+	if once == nil {
+		once = &derivedDigest{}
+		s.derived[memo] = once
+	}
+	s.mu.Unlock()
+	once.Do(func() {
+		if e, err := s.store.Get(memo); err == nil && e.Kind == KindDerived {
+			once.value = string(e.Record)
+			return
+		}
+		d, err := ompinfo.Digest(context.Background(), dis, path)
+		if err != nil {
+			return
+		}
+		once.value = d
+		if s.c.Writable() {
+			s.store.Put(memo, &Entry{Kind: KindDerived, Record: []byte(d)})
+		}
+	})
+	return once.value
+}
+
+// derivedDigest is a digest computed once per build.
+type derivedDigest struct {
+	sync.Once
+	value string
 }
 
 // exists reports whether a path exists (for shadowing checks).

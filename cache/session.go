@@ -50,10 +50,11 @@ type Session struct {
 	files *fileDigests
 	tools *toolDigests
 
-	mu    sync.Mutex
-	libs  map[string][][2]string
-	stats Stats
-	wrote bool
+	mu      sync.Mutex
+	libs    map[string][][2]string
+	derived map[Sum]*derivedDigest
+	stats   Stats
+	wrote   bool
 }
 
 // NewSession starts a build's use of the cache.
@@ -62,7 +63,7 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 		c: c, store: c.Store, tempDir: filepath.Clean(opt.TempDir), self: opt.Self, env: opt.Env,
 		label: opt.Label, explain: opt.Explain,
 		files: newFileDigests(), tools: newToolDigests(c.Store, c.Writable()),
-		libs: map[string][][2]string{}, stats: Stats{Kinds: map[string]*KindStats{}},
+		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
 }
 

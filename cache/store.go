@@ -55,6 +55,9 @@ const (
 	KindPlan Kind = "plan"
 	// KindTool is a tool file's content digest, memoised by its identity.
 	KindTool Kind = "tool"
+	// KindDerived is a digest computed from a file's bytes (the OpenMP
+	// offload entries of a host IR), memoised by the bytes' digest.
+	KindDerived Kind = "derived"
 )
 
 // Blob is one file of an entry, addressed by its content hash.
