@@ -122,7 +122,7 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+	if err != nil || !(f >= 0) || f*float64(mult) > 1<<62 { // !(f >= 0): NaN too
 		return 0, fmt.Errorf("not a size")
 	}
 	return int64(f * float64(mult)), nil

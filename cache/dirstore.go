@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/offcc/offcc/internal/tempname"
 )
@@ -55,9 +56,12 @@ func (s *DirStore) EntryDir(key Sum) string {
 
 // indexJSON is the body of an index file.
 type indexJSON struct {
-	Kind   Kind       `json:"kind"`
-	Record string     `json:"record"`
-	Blobs  []blobJSON `json:"blobs,omitempty"`
+	Kind   Kind   `json:"kind"`
+	Record string `json:"record"`
+	// RecordBytes holds, base64, a record that is not valid UTF-8 (a
+	// plan naming a Latin-1 path), which a JSON string would change.
+	RecordBytes []byte     `json:"record_bytes,omitempty"`
+	Blobs       []blobJSON `json:"blobs,omitempty"`
 }
 
 type blobJSON struct {
@@ -71,6 +75,9 @@ type blobJSON struct {
 // SHA-256 of the body, then the body (JSON).
 func EncodeIndex(e *Entry) []byte {
 	ij := indexJSON{Kind: e.Kind, Record: string(e.Record)}
+	if !utf8.Valid(e.Record) {
+		ij.Record, ij.RecordBytes = "", e.Record
+	}
 	for _, b := range e.Blobs {
 		ij.Blobs = append(ij.Blobs, blobJSON{b.Name, b.Size, b.Sum.String(), b.Mode})
 	}
@@ -103,6 +110,12 @@ func DecodeIndex(data []byte) (*Entry, error) {
 		return nil, fmt.Errorf("index: %v", err)
 	}
 	e := &Entry{Kind: ij.Kind, Record: []byte(ij.Record)}
+	if ij.RecordBytes != nil {
+		if ij.Record != "" || utf8.Valid(ij.RecordBytes) {
+			return nil, errors.New("index: record given twice or as bytes that are UTF-8")
+		}
+		e.Record = ij.RecordBytes
+	}
 	seen := map[string]bool{indexName: true}
 	for _, b := range ij.Blobs {
 		if !validBlobName(b.Name) || seen[b.Name] {
@@ -262,33 +275,33 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 	if err := writeSynced(filepath.Join(tmp, indexName), EncodeIndex(&stored)); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, final); err == nil {
-		ok = true
-		syncDir(shard)
-		return nil
-	}
-	// Something is there already.
-	if !replace {
-		if _, err := s.Get(key); err == nil {
+	// Something may be there already: keep a sound entry (Put), or move
+	// it away and retry (Replace, or a damaged one). Writers racing for
+	// one key may take the name from each other between the renames; a
+	// few attempts settle it.
+	for attempt := 0; ; attempt++ {
+		err := os.Rename(tmp, final)
+		if err == nil {
+			ok = true
+			syncDir(shard)
 			return nil
 		}
-	}
-	trash := filepath.Join(shard, trashPrefix+tempname.Hex6()+tempname.Hex6())
-	if err := os.Rename(final, trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	defer os.RemoveAll(trash)
-	if err := os.Rename(tmp, final); err != nil {
-		// Another writer got there between the two renames: its entry
-		// is as good as ours.
-		if _, gerr := s.Get(key); gerr == nil {
-			return nil
+		if !replace || attempt >= 4 {
+			if _, gerr := s.Get(key); gerr == nil {
+				// Another writer's entry is as good as ours.
+				return nil
+			}
 		}
-		return err
+		if attempt >= 4 {
+			return err
+		}
+		trash := filepath.Join(shard, trashPrefix+tempname.Hex6()+tempname.Hex6())
+		if err := os.Rename(final, trash); err == nil {
+			defer os.RemoveAll(trash)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
-	ok = true
-	syncDir(shard)
-	return nil
 }
 
 // copyBlob copies b's bytes (from b.Path) to name, checking them against
@@ -446,6 +459,11 @@ type TrimResult struct {
 // directory (of a writer that died).
 const staleTemp = time.Hour
 
+// damagedAge is the age after which a trim removes a damaged entry (one
+// younger may be a Replace in progress; a damaged entry is a miss anyway,
+// and restoring removes it).
+const damagedAge = time.Minute
+
 // Trim removes damaged entries and stale temporaries, then the least
 // recently used entries until the entries' bytes are at most target.
 // Entries are removed whole (renamed away, then deleted); a build using
@@ -461,8 +479,9 @@ func (s *DirStore) Trim(target int64, now time.Time) (TrimResult, error) {
 	err := s.walk(func(key Sum, dir string, e *Entry, info os.FileInfo) error {
 		if e == nil {
 			// A key directory without a sound index: entries appear
-			// whole (by rename), so this one is damaged.
-			if s.Remove(key) == nil {
+			// whole (by rename), so this one is damaged, unless a
+			// Replace is between its two renames (then it is new).
+			if now.Sub(info.ModTime()) > damagedAge && s.Remove(key) == nil {
 				res.RemovedEntries++
 			}
 			return nil

@@ -277,6 +277,13 @@ func (s *Session) driverFacts(k *keyText, exe string, args []string) {
 		name, value, _ := strings.Cut(kv, "=")
 		getenv[name] = value
 	}
+	// Variables clang's driver reads (options, search paths).
+	for _, name := range []string{"CCC_OVERRIDE_OPTIONS", "COMPILER_PATH", "LIBRARY_PATH", "CPATH",
+		"C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "GCC_EXEC_PREFIX", "CLANG_NO_DEFAULT_CONFIG"} {
+		if v, ok := getenv[name]; ok {
+			k.add("driver-env", name+"="+v)
+		}
+	}
 	dir := filepath.Dir(exe)
 	k.keyConfig(dir, "clang", args, getenv)
 	k.keyGCC(dir, args)
@@ -306,7 +313,15 @@ func searchDirs(argv []string) []string {
 			quote = append(quote, v)
 		} else if v, ok := val("-I"); ok {
 			angled = append(angled, v)
+		} else if v, ok := val("-isystem-after"); ok {
+			after = append(after, v)
 		} else if v, ok := val("-isystem"); ok {
+			system = append(system, v)
+		} else if v, ok := val("-c-isystem"); ok {
+			system = append(system, v)
+		} else if v, ok := val("-cxx-isystem"); ok {
+			system = append(system, v)
+		} else if v, ok := val("-objc-isystem"); ok {
 			system = append(system, v)
 		} else if v, ok := val("-internal-isystem"); ok {
 			system = append(system, v)

@@ -59,8 +59,12 @@ type Session struct {
 
 // NewSession starts a build's use of the cache.
 func (c *Cache) NewSession(opt SessionOptions) *Session {
+	tempDir := filepath.Clean(opt.TempDir)
+	if opt.TempDir == "" {
+		tempDir = "\x00no temporary directory"
+	}
 	return &Session{
-		c: c, store: c.Store, tempDir: filepath.Clean(opt.TempDir), self: opt.Self, env: opt.Env,
+		c: c, store: c.Store, tempDir: tempDir, self: opt.Self, env: opt.Env,
 		label: opt.Label, explain: opt.Explain,
 		files: newFileDigests(), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},

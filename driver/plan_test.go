@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/internal/llvmtest"
 )
 
@@ -304,7 +305,7 @@ func TestClangJobsCache(t *testing.T) {
 		b, _ := os.ReadFile(counter)
 		return strings.Count(string(b), "run")
 	}
-	cache := &planCache{dir: filepath.Join(dir, "cache", "plans")}
+	plans := &planCache{c: cache.Open(cache.Config{Dir: filepath.Join(dir, "cache"), MaxSize: cache.DefaultMaxSize})}
 	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
 	for i, tc := range []struct {
 		removeSource bool
@@ -314,7 +315,7 @@ func TestClangJobsCache(t *testing.T) {
 			os.Remove(src)
 		}
 		tmp := t.TempDir()
-		header, jobs, err := clangJobs(context.Background(), inv, clang, []string{"-c", src}, tmp, cache)
+		header, jobs, err := clangJobs(context.Background(), inv, clang, []string{"-c", src}, tmp, plans)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,305 +10,66 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offcc/offcc/internal/llvmtest"
+	"github.com/offcc/offcc/cache"
 )
 
 // These tests use only the plan cache itself (no Planner, no helpers from
 // other test files). Helpers are prefixed pc to keep clear of other test
-// files in the package.
+// files in the package. The plan key is tested with its code, in package
+// cache (toolchain_test.go); the store's trimming and damage handling in
+// cache's dirstore_test.go.
 
-// pcWrite writes a file, making its directory.
-func pcWrite(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// pcNew returns a plan cache on a fresh build cache in dir.
+func pcNew(dir string) *planCache {
+	return &planCache{c: cache.Open(cache.Config{Dir: dir, MaxSize: cache.DefaultMaxSize})}
 }
 
-// pcAge sets a file's modification time to age ago.
-func pcAge(t *testing.T, name string, age time.Duration) {
+// pcIndex returns the index file of key's entry.
+func pcIndex(t *testing.T, c *planCache, key string) string {
 	t.Helper()
-	when := time.Now().Add(-age)
-	if err := os.Chtimes(name, when, when); err != nil {
+	sum, err := cache.ParseSum(key)
+	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// pcMkGCC makes ROOT/lib/gcc/TRIPLE/VERSION with crtbegin.o, as a GCC
-// installation clang would accept.
-func pcMkGCC(t *testing.T, root, sub, triple, version string) {
-	t.Helper()
-	pcWrite(t, filepath.Join(root, "lib", sub, triple, version, "crtbegin.o"), "")
-}
-
-// pcSetup is one invocation to key: a fake clang in its own directory, the
-// command line, the environment and the working directory.
-type pcSetup struct {
-	bin   string // the fake clang's directory
-	clang string
-	argv0 string
-	args  []string
-	env   []string
-	home  string
-	root  string // a scratch directory for sysroots, toolchains, ...
-}
-
-func newPCSetup(t *testing.T) *pcSetup {
-	t.Helper()
-	s := &pcSetup{root: t.TempDir(), home: t.TempDir()}
-	s.bin = filepath.Join(t.TempDir(), "llvm", "bin")
-	s.clang = filepath.Join(s.bin, "clang")
-	if err := os.MkdirAll(s.bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.clang, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.argv0 = "offcc"
-	s.args = []string{"-fopenmp", "--offload-arch=gfx90a", "-c", "m.c", "-o", "m.o"}
-	s.env = []string{"A=1", "HOME=" + s.home, "PATH=/usr/bin:/bin"}
-	t.Chdir(t.TempDir())
-	return s
-}
-
-// key returns the key and its text (shown when a test fails).
-func (s *pcSetup) key(t *testing.T) (string, string) {
-	t.Helper()
-	k, ok := (&planCache{}).key(s.clang, s.argv0, s.args, s.env)
-	if !ok {
-		t.Fatalf("no key for %s %q", s.clang, s.args)
-	}
-	text, _ := planKeyText(s.clang, s.argv0, s.args, s.env)
-	return k, text
+	return filepath.Join(c.c.Store.EntryDir(sum), "index")
 }
 
 func TestPlanCacheKey(t *testing.T) {
-	tests := []struct {
-		name string
-		// prepare, when set, runs before the first key.
-		prepare func(t *testing.T, s *pcSetup)
-		// change runs between the two keys.
-		change func(t *testing.T, s *pcSetup)
-		same   bool
-	}{
-		{name: "same command", change: func(t *testing.T, s *pcSetup) {}, same: true},
-		{name: "argument changed", change: func(t *testing.T, s *pcSetup) { s.args[1] = "--offload-arch=gfx906" }},
-		{name: "argument added", change: func(t *testing.T, s *pcSetup) { s.args = append(s.args, "-O2") }},
-		{name: "arguments split differently", change: func(t *testing.T, s *pcSetup) {
-			s.args = append([]string{s.args[0] + s.args[1]}, s.args[2:]...)
-		}},
-		{name: "argv0", change: func(t *testing.T, s *pcSetup) { s.argv0 = "offcc++" }},
-		{name: "working directory", change: func(t *testing.T, s *pcSetup) { t.Chdir(t.TempDir()) }},
-		{name: "environment variable", change: func(t *testing.T, s *pcSetup) { s.env[0] = "A=2" }},
-		{name: "environment variable added", change: func(t *testing.T, s *pcSetup) { s.env = append(s.env, "ROCM_PATH=/opt/rocm") }},
-		{name: "environment order", change: func(t *testing.T, s *pcSetup) {
-			s.env = []string{s.env[2], s.env[0], s.env[1]}
-		}, same: true},
-		{name: "volatile environment", change: func(t *testing.T, s *pcSetup) {
-			s.env = append(s.env, "MAKEFLAGS=-j8 --jobserver-auth=fifo:/tmp/GMfifo1", "MAKELEVEL=2", "TMPDIR=/tmp/offcc-123", "OLDPWD=/", "SHLVL=3")
-		}, same: true},
-
-		// clang itself: its identity, not its directory.
-		{name: "unrelated tool beside clang", change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "llvm-foo"), "#!/bin/sh\n")
-		}, same: true},
-		{name: "clang replaced", change: func(t *testing.T, s *pcSetup) {
-			// A package upgrade writes a new file and renames it over the old.
-			tmp := s.clang + ".new"
-			pcWrite(t, tmp, "#!/bin/sh\nexit 1\n")
-			if err := os.Rename(tmp, s.clang); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{name: "clang through a symbolic link", change: func(t *testing.T, s *pcSetup) {
-			link := filepath.Join(t.TempDir(), "clang-22")
-			if err := os.Symlink(s.clang, link); err != nil {
-				t.Fatal(err)
-			}
-			s.clang = link
-		}, same: true},
-
-		// Configuration files: bytes, not times.
-		{name: "clang.cfg created beside clang", change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "clang.cfg"), "-O2\n")
-		}},
-		{name: "offcc.cfg created beside clang", change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "offcc.cfg"), "-O2\n")
-		}},
-		{name: "triple config created beside clang", change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "x86_64-unknown-linux-gnu-offcc.cfg"), "-O2\n")
-		}},
-		{name: "config bytes changed, same size and time", prepare: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "offcc.cfg"), "-O2\n")
-			pcAge(t, filepath.Join(s.bin, "offcc.cfg"), time.Hour)
-		}, change: func(t *testing.T, s *pcSetup) {
-			name := filepath.Join(s.bin, "offcc.cfg")
-			fi, _ := os.Stat(name)
-			pcWrite(t, name, "-O3\n")
-			os.Chtimes(name, fi.ModTime(), fi.ModTime())
-		}},
-		{name: "config rewritten with the same bytes", prepare: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "clang.cfg"), "-O2\n")
-			pcAge(t, filepath.Join(s.bin, "clang.cfg"), time.Hour)
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "clang.cfg"), "-O2\n")
-		}, same: true},
-		{name: "user config directory", change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.home, ".config", "clang", "clang.cfg"), "-O2\n")
-		}},
-		{name: "--config file bytes", prepare: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.root, "my.cfg"), "-O2\n")
-			s.args = append(s.args, "--config="+filepath.Join(s.root, "my.cfg"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.root, "my.cfg"), "-O3\n")
-		}},
-		{name: "--config name found beside clang", prepare: func(t *testing.T, s *pcSetup) {
-			s.args = append(s.args, "--config", "my.conf")
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "my.conf"), "-O3\n")
-		}},
-		{name: "--config-system-dir", prepare: func(t *testing.T, s *pcSetup) {
-			s.args = append(s.args, "--config-system-dir="+filepath.Join(s.root, "etc"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.root, "etc", "clang.cfg"), "-O3\n")
-		}},
-		{name: "--no-default-config ignores clang.cfg", prepare: func(t *testing.T, s *pcSetup) {
-			s.args = append(s.args, "--no-default-config")
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.bin, "clang.cfg"), "-O2\n")
-		}, same: true},
-		{name: "-no-canonical-prefixes: argv0's directory", prepare: func(t *testing.T, s *pcSetup) {
-			dir := filepath.Join(s.root, "wrapper")
-			pcWrite(t, filepath.Join(dir, "offcc"), "")
-			s.argv0 = filepath.Join(dir, "offcc")
-			s.args = append(s.args, "-no-canonical-prefixes")
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.root, "wrapper", "offcc.cfg"), "-O2\n")
-		}},
-
-		// GCC installations: version directories two levels down.
-		{name: "GCC version under --gcc-toolchain", prepare: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "gcc"), "gcc", "x86_64-linux-gnu", "12")
-			s.args = append(s.args, "--gcc-toolchain="+filepath.Join(s.root, "gcc"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "gcc"), "gcc", "x86_64-linux-gnu", "13")
-		}},
-		{name: "crtbegin.o appears under --gcc-toolchain", prepare: func(t *testing.T, s *pcSetup) {
-			os.MkdirAll(filepath.Join(s.root, "gcc", "lib", "gcc", "x86_64-linux-gnu", "13"), 0o755)
-			s.args = append(s.args, "--gcc-toolchain="+filepath.Join(s.root, "gcc"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "gcc"), "gcc", "x86_64-linux-gnu", "13")
-		}},
-		{name: "multilib directory appears", prepare: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "gcc"), "gcc", "x86_64-linux-gnu", "12")
-			s.args = append(s.args, "--gcc-toolchain="+filepath.Join(s.root, "gcc"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.root, "gcc", "lib", "gcc", "x86_64-linux-gnu", "12", "32", "crtbegin.o"), "")
-		}},
-		{name: "unrelated file in a GCC version directory", prepare: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "gcc"), "gcc", "x86_64-linux-gnu", "12")
-			s.args = append(s.args, "--gcc-toolchain="+filepath.Join(s.root, "gcc"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcWrite(t, filepath.Join(s.root, "gcc", "lib", "gcc", "x86_64-linux-gnu", "12", "libfoo.a"), "")
-		}, same: true},
-		{name: "GCC version under --sysroot", prepare: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "sysroot", "usr"), "gcc", "aarch64-linux-gnu", "12")
-			s.args = append(s.args, "--sysroot="+filepath.Join(s.root, "sysroot"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "sysroot", "usr"), "gcc", "aarch64-linux-gnu", "13")
-		}},
-		{name: "gcc-cross triple under --sysroot (separate argument)", prepare: func(t *testing.T, s *pcSetup) {
-			s.args = append(s.args, "--sysroot", filepath.Join(s.root, "sysroot"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "sysroot", "usr"), "gcc-cross", "riscv64-linux-gnu", "12")
-		}},
-		{name: "libstdc++ headers under --sysroot", prepare: func(t *testing.T, s *pcSetup) {
-			os.MkdirAll(filepath.Join(s.root, "sysroot", "usr", "include", "c++", "12"), 0o755)
-			s.args = append(s.args, "--sysroot="+filepath.Join(s.root, "sysroot"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			os.MkdirAll(filepath.Join(s.root, "sysroot", "usr", "include", "c++", "13"), 0o755)
-		}},
-		{name: "GCC beside clang", change: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.bin, ".."), "gcc", "x86_64-linux-gnu", "14")
-		}},
-		{name: "--gcc-install-dir gets crtbegin.o", prepare: func(t *testing.T, s *pcSetup) {
-			dir := filepath.Join(s.root, "gcc", "lib", "gcc", "x86_64-linux-gnu", "12")
-			os.MkdirAll(dir, 0o755)
-			s.args = append(s.args, "--gcc-install-dir="+dir)
-		}, change: func(t *testing.T, s *pcSetup) {
-			pcMkGCC(t, filepath.Join(s.root, "gcc"), "gcc", "x86_64-linux-gnu", "12")
-		}},
-
-		// ROCm: the device libraries' directory.
-		{name: "ROCm device libraries under --rocm-path", prepare: func(t *testing.T, s *pcSetup) {
-			s.args = append(s.args, "--rocm-path="+filepath.Join(s.root, "rocm"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			os.MkdirAll(filepath.Join(s.root, "rocm", "amdgcn", "bitcode"), 0o755)
-		}},
-		{name: "ROCM_PATH retargeted", prepare: func(t *testing.T, s *pcSetup) {
-			os.MkdirAll(filepath.Join(s.root, "rocm-6.2"), 0o755)
-			os.MkdirAll(filepath.Join(s.root, "rocm-6.3"), 0o755)
-			os.Symlink("rocm-6.2", filepath.Join(s.root, "rocm"))
-			s.env = append(s.env, "ROCM_PATH="+filepath.Join(s.root, "rocm"))
-		}, change: func(t *testing.T, s *pcSetup) {
-			os.Remove(filepath.Join(s.root, "rocm"))
-			os.Symlink("rocm-6.3", filepath.Join(s.root, "rocm"))
-		}},
+	// The key is the SHA-256 of cache.PlanKeyText, usable as a store key.
+	dir := t.TempDir()
+	clang := filepath.Join(dir, "clang")
+	if err := os.WriteFile(clang, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newPCSetup(t)
-			if tt.prepare != nil {
-				tt.prepare(t, s)
-			}
-			k1, text1 := s.key(t)
-			tt.change(t, s)
-			k2, text2 := s.key(t)
-			if (k1 == k2) != tt.same {
-				want := "a different key"
-				if tt.same {
-					want = "the same key"
-				}
-				t.Errorf("got %s, want %s\nbefore:\n%s\nafter:\n%s", map[bool]string{true: "the same key", false: "a different key"}[k1 == k2], want, text1, text2)
-			}
-		})
+	args := []string{"-c", "m.c", "-###"}
+	key, ok := (&planCache{}).key(clang, "offcc", args, []string{"A=1"})
+	text, tok := cache.PlanKeyText(clang, "offcc", args, []string{"A=1"})
+	if !ok || !tok || key != cache.SumBytes([]byte(text)).String() {
+		t.Errorf("key = %q, %v; want the SHA-256 of the key text", key, ok)
 	}
-}
-
-func TestPlanCacheKeyMissingClang(t *testing.T) {
-	if _, ok := (&planCache{}).key(filepath.Join(t.TempDir(), "clang"), "offcc", nil, nil); ok {
+	if _, err := cache.ParseSum(key); err != nil {
+		t.Errorf("key %q is not a store key: %v", key, err)
+	}
+	if _, ok := (&planCache{}).key(filepath.Join(dir, "no-clang"), "offcc", args, nil); ok {
 		t.Error("a missing clang got a key")
 	}
 }
 
-// TestPlanCacheKeyRealClang keys the installed clang, when there is one:
-// its driver libraries are part of the key.
-func TestPlanCacheKeyRealClang(t *testing.T) {
-	clang := llvmtest.Clang(t)
-	text, ok := planKeyText(clang, "offcc", []string{"-c", "m.c"}, nil)
-	if !ok {
-		t.Fatal("no key for", clang)
-	}
-	if !strings.Contains(text, "\nlibrary \"libclang-cpp.so.") {
-		t.Errorf("libclang-cpp is not in the key:\n%s", text)
-	}
-}
-
 func TestPlanCacheRoundTrip(t *testing.T) {
-	c := &planCache{dir: filepath.Join(t.TempDir(), "plans")}
+	c := pcNew(filepath.Join(t.TempDir(), "cache"))
 	key := strings.Repeat("ab", 32)
 	tmp1, tmp2 := "/tmp/offcc-111", "/tmp/offcc-222"
 	out := "clang version 22\n \"/usr/bin/clang\" \"-cc1\" \"-o\" \"" + tmp1 + "/m-gfx90a.bc\" \"m.c\"\n"
 	c.store(key, tmp1, out)
-	data, err := os.ReadFile(filepath.Join(c.dir, key))
+	e, err := c.c.Store.Get(mustSum(t, key))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(data), tmp1) || !strings.Contains(string(data), tempPlaceholder) {
-		t.Errorf("stored entry has the temporary directory, not the placeholder:\n%q", data)
+	if e.Kind != cache.KindPlan || len(e.Blobs) != 0 {
+		t.Errorf("stored a %s entry with %d blobs, want a plan", e.Kind, len(e.Blobs))
+	}
+	if strings.Contains(string(e.Record), tmp1) || !strings.Contains(string(e.Record), tempPlaceholder) {
+		t.Errorf("stored entry has the temporary directory, not the placeholder:\n%q", e.Record)
 	}
 	got, ok := c.load(key, tmp2)
 	if want := strings.ReplaceAll(out, tmp1, tmp2); !ok || got != want {
@@ -316,196 +78,131 @@ func TestPlanCacheRoundTrip(t *testing.T) {
 	if _, ok := c.load(strings.Repeat("cd", 32), tmp2); ok {
 		t.Error("load of a key never stored hit")
 	}
+	// A key that is not a digest is a miss, and stores nothing.
+	c.store("not a key", tmp1, out)
+	if _, ok := c.load("not a key", tmp2); ok {
+		t.Error("load of a malformed key hit")
+	}
+	// Nothing to store: an empty output.
+	empty := strings.Repeat("ef", 32)
+	c.store(empty, tmp1, "")
+	if _, ok := c.load(empty, tmp2); ok {
+		t.Error("an empty plan was stored")
+	}
+	// Paths that are not UTF-8 (a Latin-1 directory) come back unchanged.
+	latin := strings.Repeat("01", 32)
+	raw := " \"/usr/bin/clang\" \"-cc1\" \"-o\" \"/home/r\xe9sultat/m.o\" \"" + tmp1 + "/x\xff.c\"\n"
+	c.store(latin, tmp1, raw)
+	if got, ok := c.load(latin, tmp2); !ok || got != strings.ReplaceAll(raw, tmp1, tmp2) {
+		t.Errorf("plan with bytes that are not UTF-8: load = %q, %v", got, ok)
+	}
 }
 
+func mustSum(t *testing.T, key string) cache.Sum {
+	t.Helper()
+	sum, err := cache.ParseSum(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// TestPlanCacheCorruptEntry damages a stored plan's index: every damage is
+// a miss, never a plan with other jobs.
 func TestPlanCacheCorruptEntry(t *testing.T) {
 	const out = "clang version 22\n \"/usr/bin/clang\" \"-cc1\" \"m.c\"\n"
-	good := planEntryHeader([]byte(out)) + out
-	tests := []struct {
-		name string
-		data string
-	}{
-		{"empty", ""},
-		{"no header", out},
-		{"truncated", good[:len(good)-5]},
-		{"byte changed", strings.Replace(good, "m.c", "n.c", 1)},
-		{"header only", planEntryHeader([]byte(out))},
-		{"empty body", planEntryHeader(nil)},
-		{"other version", strings.Replace(good, planCacheVersion, "offcc plan v1", 1)},
-		{"bad checksum", planCacheVersion + " " + strings.Repeat("0", 64) + "\n" + out},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := &planCache{dir: t.TempDir()}
-			key := strings.Repeat("ef", 32)
-			pcWrite(t, filepath.Join(c.dir, key), tt.data)
-			if got, ok := c.load(key, "/tmp/x"); ok {
-				t.Errorf("corrupt entry hit: %q", got)
-			}
-		})
-	}
-	// The same bytes, intact, are a hit.
-	c := &planCache{dir: t.TempDir()}
-	pcWrite(t, filepath.Join(c.dir, strings.Repeat("ef", 32)), good)
-	if got, ok := c.load(strings.Repeat("ef", 32), "/tmp/x"); !ok || got != out {
-		t.Errorf("intact entry: load = %q, %v", got, ok)
-	}
-}
-
-func TestPlanCacheLoadRefreshes(t *testing.T) {
-	c := &planCache{dir: t.TempDir()}
-	for _, tt := range []struct {
-		age     time.Duration
-		refresh bool
-	}{
-		{3 * time.Hour, true},
-		{6 * 24 * time.Hour, true},
-		{10 * time.Minute, false}, // a write per hit would cost more than it tells
-	} {
-		key := fmt.Sprintf("%064x", int64(tt.age))
-		c.store(key, "/tmp/x", "jobs\n")
-		name := filepath.Join(c.dir, key)
-		pcAge(t, name, tt.age)
-		before, _ := os.Stat(name)
-		if _, ok := c.load(key, "/tmp/y"); !ok {
-			t.Fatalf("entry aged %v: miss", tt.age)
-		}
-		after, _ := os.Stat(name)
-		refreshed := !after.ModTime().Equal(before.ModTime())
-		if refreshed != tt.refresh {
-			t.Errorf("entry aged %v: refreshed = %v, want %v", tt.age, refreshed, tt.refresh)
-		}
-		if refreshed && time.Since(after.ModTime()) > time.Minute {
-			t.Errorf("entry aged %v: refreshed to %v, not now", tt.age, after.ModTime())
-		}
-	}
-}
-
-// pcEntry makes an entry aged age and returns its name.
-func pcEntry(t *testing.T, c *planCache, i int, age time.Duration) string {
-	t.Helper()
-	key := fmt.Sprintf("%064x", i)
-	c.store(key, "/tmp/x", fmt.Sprintf("jobs %d\n", i))
-	pcAge(t, filepath.Join(c.dir, key), age)
-	return key
-}
-
-func pcExists(c *planCache, name string) bool {
-	_, err := os.Stat(filepath.Join(c.dir, name))
-	return err == nil
-}
-
-func TestPlanCacheTrimAge(t *testing.T) {
-	c := &planCache{dir: t.TempDir()}
-	fresh := pcEntry(t, c, 1, time.Hour)
-	week := pcEntry(t, c, 2, planMaxAge-time.Hour)
-	old := pcEntry(t, c, 3, planMaxAge+time.Hour)
-	v1 := strings.Repeat("0123456789abcdef", 2) // a version 1 entry
-	pcWrite(t, filepath.Join(c.dir, v1), "jobs\n")
-	pcAge(t, filepath.Join(c.dir, v1), 30*24*time.Hour)
-	staleTemp := "." + fresh + ".offcc-12345"
-	pcWrite(t, filepath.Join(c.dir, staleTemp), "half")
-	pcAge(t, filepath.Join(c.dir, staleTemp), 2*time.Hour)
-	newTemp := "." + week + ".offcc-67890" // another process is writing it
-	pcWrite(t, filepath.Join(c.dir, newTemp), "half")
-	foreign := "README"
-	pcWrite(t, filepath.Join(c.dir, foreign), "not ours")
-	pcAge(t, filepath.Join(c.dir, foreign), 30*24*time.Hour)
-	os.Remove(filepath.Join(c.dir, planTrimMarker))
-
-	c.maybeTrim(time.Now())
-
-	for name, want := range map[string]bool{
-		fresh: true, week: true, old: false, v1: false,
-		staleTemp: false, newTemp: true, foreign: true, planTrimMarker: true,
-	} {
-		if got := pcExists(c, name); got != want {
-			t.Errorf("after trim, %s exists = %v, want %v", name, got, want)
-		}
-	}
-}
-
-func TestPlanCacheTrimCount(t *testing.T) {
-	c := &planCache{dir: t.TempDir()}
-	const n = planMaxEntries + 44
-	var names []string
-	for i := 0; i < n; i++ {
-		// Entry i was last used i minutes ago.
-		names = append(names, pcEntry(t, c, i, time.Duration(i)*time.Minute))
-	}
-	c.trim(time.Now())
-	for i, name := range names {
-		if got, want := pcExists(c, name), i < planMaxEntries; got != want {
-			t.Errorf("entry used %d minutes ago: exists = %v, want %v", i, got, want)
-		}
-	}
-	// A load marks an entry used: it survives the next trim over another.
-	oldest := names[planMaxEntries-1]
-	if _, ok := c.load(oldest, "/tmp/x"); !ok {
-		t.Fatal("miss")
-	}
-	extra := pcEntry(t, c, n, 0)
-	c.trim(time.Now())
-	if !pcExists(c, oldest) || !pcExists(c, extra) || pcExists(c, names[planMaxEntries-2]) {
-		t.Errorf("after a load, trim did not keep the most recently used entries")
-	}
-}
-
-func TestPlanCacheTrimInterval(t *testing.T) {
+	key := strings.Repeat("ef", 32)
 	tests := []struct {
 		name   string
-		marker string // "" for none
-		trims  bool
+		damage func(t *testing.T, c *planCache, index string)
 	}{
-		{"no marker", "", true},
-		{"trimmed 10 minutes ago", fmt.Sprint(time.Now().Add(-10 * time.Minute).Unix()), false},
-		{"trimmed 59 minutes ago", fmt.Sprint(time.Now().Add(-59 * time.Minute).Unix()), false},
-		{"trimmed 2 hours ago", fmt.Sprint(time.Now().Add(-2 * time.Hour).Unix()), true},
-		{"marker from the future", fmt.Sprint(time.Now().Add(48 * time.Hour).Unix()), true},
-		{"unreadable marker", "yesterday", true},
+		{"index emptied", func(t *testing.T, c *planCache, index string) { pcEdit(t, index, func(b []byte) []byte { return nil }) }},
+		{"index truncated", func(t *testing.T, c *planCache, index string) {
+			pcEdit(t, index, func(b []byte) []byte { return b[:len(b)-5] })
+		}},
+		{"index header only", func(t *testing.T, c *planCache, index string) {
+			pcEdit(t, index, func(b []byte) []byte { return b[:bytes.IndexByte(b, '\n')+1] })
+		}},
+		{"index without header", func(t *testing.T, c *planCache, index string) {
+			pcEdit(t, index, func(b []byte) []byte { return b[bytes.IndexByte(b, '\n')+1:] })
+		}},
+		{"job edited", func(t *testing.T, c *planCache, index string) {
+			pcEdit(t, index, func(b []byte) []byte { return bytes.Replace(b, []byte("m.c"), []byte("n.c"), 1) })
+		}},
+		{"checksum edited", func(t *testing.T, c *planCache, index string) {
+			pcEdit(t, index, func(b []byte) []byte {
+				i := bytes.IndexByte(b, '\n') - 1 // the checksum's last digit
+				if b[i] == '0' {
+					b[i] = '1'
+				} else {
+					b[i] = '0'
+				}
+				return b
+			})
+		}},
+		{"index of another version", func(t *testing.T, c *planCache, index string) {
+			pcEdit(t, index, func(b []byte) []byte { return bytes.Replace(b, []byte("offcc-cache v1"), []byte("offcc-cache v0"), 1) })
+		}},
+		{"index deleted", func(t *testing.T, c *planCache, index string) {
+			if err := os.Remove(index); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"entry of another kind", func(t *testing.T, c *planCache, index string) {
+			if err := c.c.Store.Replace(mustSum(t, key), &cache.Entry{Kind: cache.KindTool, Record: []byte(out)}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"empty plan", func(t *testing.T, c *planCache, index string) {
+			if err := c.c.Store.Replace(mustSum(t, key), &cache.Entry{Kind: cache.KindPlan}); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &planCache{dir: t.TempDir()}
-			old := pcEntry(t, c, 1, planMaxAge+time.Hour)
-			marker := filepath.Join(c.dir, planTrimMarker)
-			os.Remove(marker) // the store above may have written one
-			if tt.marker != "" {
-				pcWrite(t, marker, tt.marker+"\n")
+			c := pcNew(t.TempDir())
+			c.store(key, "/tmp/x", out)
+			if got, ok := c.load(key, "/tmp/x"); !ok || got != out {
+				t.Fatalf("intact entry: load = %q, %v", got, ok)
 			}
-			// A store checks the marker: the way a build gets here.
-			c.store(fmt.Sprintf("%064x", 2), "/tmp/x", "jobs\n")
-			if trimmed := !pcExists(c, old); trimmed != tt.trims {
-				t.Errorf("trimmed = %v, want %v", trimmed, tt.trims)
+			tt.damage(t, c, pcIndex(t, c, key))
+			if got, ok := c.load(key, "/tmp/x"); ok {
+				t.Errorf("damaged entry hit: %q", got)
 			}
-			if tt.trims {
-				data, _ := os.ReadFile(marker)
-				if strings.TrimSpace(string(data)) == tt.marker {
-					t.Errorf("trim did not record its time in %s", planTrimMarker)
-				}
+			// A store after the damage gives a sound entry again (an
+			// entry that is sound but of no use, the last two cases,
+			// cannot come from a store and stays).
+			if strings.Contains(tt.name, "kind") || strings.Contains(tt.name, "empty plan") {
+				return
+			}
+			c.store(key, "/tmp/x", out)
+			if got, ok := c.load(key, "/tmp/x"); !ok || got != out {
+				t.Errorf("after a new store: load = %q, %v", got, ok)
 			}
 		})
 	}
-	// A hit checks it as well (a cache that only hits still ages out).
-	c := &planCache{dir: t.TempDir()}
-	key := pcEntry(t, c, 1, time.Hour)
-	old := pcEntry(t, c, 2, planMaxAge+time.Hour)
-	pcWrite(t, filepath.Join(c.dir, planTrimMarker), fmt.Sprint(time.Now().Add(-2*time.Hour).Unix()))
-	if _, ok := c.load(key, "/tmp/x"); !ok {
-		t.Fatal("miss")
+}
+
+func pcEdit(t *testing.T, name string, f func([]byte) []byte) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if pcExists(c, old) {
-		t.Error("a hit did not trim a cache last trimmed 2 hours ago")
+	if err := os.WriteFile(name, f(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// TestPlanCacheConcurrent has stores, loads and trims race, as the offcc
-// processes of a parallel build do: every load is a miss or the right plan.
+// TestPlanCacheConcurrent has stores, loads, removals and trims race, as
+// the offcc processes of a parallel build do: every load is a miss or the
+// right plan, and no temporary is left behind.
 func TestPlanCacheConcurrent(t *testing.T) {
-	c := &planCache{dir: filepath.Join(t.TempDir(), "plans")}
+	c := pcNew(filepath.Join(t.TempDir(), "cache"))
 	const keys = 8
 	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
+	for g := 0; g < 6; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
@@ -518,7 +215,7 @@ func TestPlanCacheConcurrent(t *testing.T) {
 					c.store(key, fmt.Sprintf("/tmp/s%d", g), fmt.Sprintf("jobs for %d in /tmp/s%d\n", k, g))
 				case 3:
 					// What a trim does to an entry under the others.
-					os.Remove(filepath.Join(c.dir, key))
+					c.c.Store.Remove(mustSum(t, key))
 				default:
 					if got, ok := c.load(key, fmt.Sprintf("/tmp/t%d", g)); ok && got != want {
 						t.Errorf("load %d = %q, want %q", k, got, want)
@@ -531,14 +228,17 @@ func TestPlanCacheConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < 20; i++ {
-			c.trim(time.Now().Add(planMaxAge + time.Hour)) // removes everything
+			c.c.Store.Trim(0, time.Now()) // removes everything
 		}
 	}()
 	wg.Wait()
-	entries, _ := os.ReadDir(c.dir)
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".offcc-") {
-			t.Errorf("temporary %s left behind", e.Name())
+	shards, _ := os.ReadDir(c.c.Dir)
+	for _, sh := range shards {
+		names, _ := os.ReadDir(filepath.Join(c.c.Dir, sh.Name()))
+		for _, n := range names {
+			if strings.HasPrefix(n.Name(), ".") {
+				t.Errorf("temporary %s/%s left behind", sh.Name(), n.Name())
+			}
 		}
 	}
 }
@@ -554,14 +254,41 @@ func TestNewPlanCache(t *testing.T) {
 			return ""
 		}
 	}
+	root := t.TempDir()
 	for _, off := range []string{"0", "off", "no", "false"} {
-		if newPlanCache(env("OFFCC_PLAN_CACHE", off)) != nil {
+		if newPlanCache(env("OFFCC_PLAN_CACHE", off, "OFFCC_CACHE_DIR", root)) != nil {
 			t.Errorf("OFFCC_PLAN_CACHE=%s did not disable the plan cache", off)
 		}
+		if newPlanCache(env("OFFCC_CACHE", off, "OFFCC_CACHE_DIR", root)) != nil {
+			t.Errorf("OFFCC_CACHE=%s did not disable the plan cache", off)
+		}
 	}
-	root := t.TempDir()
+	if newPlanCache(env("OFFCC_CACHE", "garbage", "OFFCC_CACHE_DIR", root)) != nil {
+		t.Error("OFFCC_CACHE=garbage: a plan cache, want none (the setting is an error)")
+	}
 	c := newPlanCache(env("OFFCC_CACHE_DIR", root))
-	if c == nil || c.dir != filepath.Join(root, "plans") {
-		t.Errorf("OFFCC_CACHE_DIR=%s: cache %+v, want dir %s", root, c, filepath.Join(root, "plans"))
+	if c == nil || c.c.Dir != root || c.c.Store.Dir != root || !c.c.Writable() {
+		t.Fatalf("OFFCC_CACHE_DIR=%s: cache %+v, want a writable cache in %s", root, c, root)
+	}
+	if c := newPlanCache(env("XDG_CACHE_HOME", root)); c == nil || c.c.Dir != filepath.Join(root, "offcc") {
+		t.Errorf("XDG_CACHE_HOME=%s: cache %+v, want one in %s", root, c, filepath.Join(root, "offcc"))
+	}
+
+	// Read-only: loads what is there, stores nothing.
+	key, other := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	c.store(key, "/tmp/a", "jobs in /tmp/a\n")
+	ro := newPlanCache(env("OFFCC_CACHE", "readonly", "OFFCC_CACHE_DIR", root))
+	if ro == nil || ro.c.Writable() {
+		t.Fatalf("OFFCC_CACHE=readonly: cache %+v, want a read-only one", ro)
+	}
+	if got, ok := ro.load(key, "/tmp/b"); !ok || got != "jobs in /tmp/b\n" {
+		t.Errorf("read-only load = %q, %v", got, ok)
+	}
+	ro.store(other, "/tmp/b", "other jobs\n")
+	if _, ok := ro.load(other, "/tmp/b"); ok {
+		t.Error("a read-only plan cache stored a plan")
+	}
+	if _, err := os.Stat(pcIndex(t, ro, other)); err == nil {
+		t.Error("a read-only plan cache wrote an entry")
 	}
 }

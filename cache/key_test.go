@@ -1,0 +1,226 @@
+package cache
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/offcc/offcc/actions"
+)
+
+func TestSearchDirs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"none", []string{"-cc1", "-c", "m.c"}, nil},
+		{"order: quote, angled, system, after", []string{
+			"-idirafter", "/after",
+			"-internal-isystem", "/isys",
+			"-I", "/inc",
+			"-isystem", "/sys",
+			"-iquote", "/quote",
+			"-internal-externc-isystem", "/extc",
+			"-I", "/inc2",
+		}, []string{"/quote", "/inc", "/inc2", "/isys", "/sys", "/extc", "/after"}},
+		{"joined forms", []string{"-Iinc", "-iquotequote", "-idirafterafter", "-I/abs"}, []string{"quote", "inc", "/abs", "after"}},
+		{"joined and separate mixed", []string{"-Ia", "-I", "b", "-iquote", "q", "-iquoteq2"}, []string{"q", "q2", "a", "b"}},
+		{"a directory repeated keeps its first place", []string{"-isystem", "/x", "-I", "/x", "-iquote", "/y", "-I", "/y"}, []string{"/y", "/x"}},
+		{"options that only look alike", []string{
+			"-isysroot", "/sysroot",
+			"-include", "pre.h",
+			"-imacros", "mac.h",
+			"-internal-isystem-other",
+			"-iwithprefix", "/wp",
+		}, nil},
+		{"-isystem-after searches last", []string{"-isystem-after", "/late", "-I", "/a"}, []string{"/a", "/late"}},
+		{"a value that looks like an option", []string{"-I", "-isystem", "/y"}, []string{"-isystem"}},
+		{"an option with no value at the end", []string{"-I", "/a", "-I"}, []string{"/a"}},
+		{"argv[0] is the program", []string{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			argv := append([]string{"/usr/bin/clang-22"}, tt.args...)
+			if got := searchDirs(argv); !slices.Equal(got, tt.want) {
+				t.Errorf("searchDirs(%q) = %q, want %q", tt.args, got, tt.want)
+			}
+		})
+	}
+	if got := searchDirs([]string{"-I/argv0"}); len(got) != 0 {
+		t.Errorf("argv[0] taken as an option: %q", got)
+	}
+}
+
+// keySetup is a session on a fresh cache with a fake clang (a script: its
+// bytes are what the key hashes) and a temporary directory.
+type keySetup struct {
+	s     *Session
+	temp  string
+	work  string
+	clang string
+}
+
+func newKeySetup(t *testing.T, temp string) *keySetup {
+	t.Helper()
+	k := &keySetup{temp: temp, work: t.TempDir()}
+	k.clang = filepath.Join(k.work, "clang-22")
+	if err := os.WriteFile(k.clang, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := Open(Config{Dir: t.TempDir(), MaxSize: DefaultMaxSize})
+	k.s = c.NewSession(SessionOptions{TempDir: temp, Self: os.Args[0], Env: []string{"PATH=/usr/bin"}})
+	return k
+}
+
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestActionKeyTemporaries: files in the build's temporary directory are
+// keyed by role and content, not by their random names, so that the next
+// build (another temporary directory, other names) gets the same key.
+func TestActionKeyTemporaries(t *testing.T) {
+	keyFor := func(t *testing.T, inName, content string, extra ...string) (string, string) {
+		temp := t.TempDir()
+		k := newKeySetup(t, temp)
+		// The same clang in both builds.
+		k.clang = "/bin/sh"
+		in := writeFile(t, filepath.Join(temp, inName), content)
+		out := filepath.Join(temp, strings.TrimSuffix(inName, ".bc")+".o")
+		a := &actions.Action{
+			Kind: actions.Backend, Inputs: []*actions.Artifact{actions.NewArtifact(in)},
+			Outputs: []*actions.Artifact{actions.NewArtifact(out)},
+			Command: append([]string{k.clang, "-cc1", "-emit-obj", "-o", out, in}, extra...),
+		}
+		ak, why := k.s.key(a)
+		if why != "" {
+			return "", why
+		}
+		return ak.sum.String(), ""
+	}
+	k1, why1 := keyFor(t, "m-a1b2c3.bc", "bitcode")
+	k2, why2 := keyFor(t, "m-d4e5f6.bc", "bitcode")
+	if why1 != "" || why2 != "" {
+		t.Fatalf("uncacheable: %s %s", why1, why2)
+	}
+	if k1 != k2 {
+		t.Errorf("two builds of the same bytes under other temporary names: keys differ")
+	}
+	if k3, _ := keyFor(t, "m-a1b2c3.bc", "other bitcode"); k3 == k1 {
+		t.Errorf("other bytes, same key")
+	}
+	// A temporary the action does not list: its bytes are unknown.
+	temp := t.TempDir()
+	k := newKeySetup(t, temp)
+	in := writeFile(t, filepath.Join(temp, "m.bc"), "bitcode")
+	a := &actions.Action{
+		Kind: actions.Backend, Inputs: []*actions.Artifact{actions.NewArtifact(in)},
+		Outputs: []*actions.Artifact{actions.NewArtifact(filepath.Join(temp, "m.o"))},
+		Command: []string{"/bin/sh", "-cc1", "-o", filepath.Join(temp, "m.o"), in, "-fembed-offload-object=" + filepath.Join(temp, "unlisted.out")},
+	}
+	if _, why := k.s.key(a); !strings.Contains(why, "temporary file") {
+		t.Errorf("an unlisted temporary in the command: %q, want uncacheable", why)
+	}
+	// An input that cannot be read.
+	a.Command = a.Command[:5]
+	a.Inputs[0] = actions.NewArtifact(filepath.Join(temp, "missing.bc"))
+	a.Command[4] = a.Inputs[0].Path
+	if _, why := k.s.key(a); !strings.Contains(why, "cannot read") {
+		t.Errorf("a missing input: %q, want uncacheable", why)
+	}
+}
+
+// TestActionKeyCompilationDir: the working directory clang records reaches
+// a compile's output only with debug information (or coverage), so only
+// then is it keyed.
+func TestActionKeyCompilationDir(t *testing.T) {
+	k := newKeySetup(t, t.TempDir())
+	src := writeFile(t, filepath.Join(k.work, "m.c"), "int x;\n")
+	key := func(extra ...string) string {
+		a := &actions.Action{
+			Kind: actions.Compile, Inputs: []*actions.Artifact{actions.NewArtifact(src)},
+			Outputs: []*actions.Artifact{actions.NewArtifact(filepath.Join(k.work, "m.o"))},
+			Command: append([]string{k.clang, "-cc1", "-emit-obj", "-o", filepath.Join(k.work, "m.o"), src}, extra...),
+		}
+		ak, why := k.s.key(a)
+		if why != "" {
+			t.Fatal(why)
+		}
+		return ak.sum.String()
+	}
+	if key("-fdebug-compilation-dir=/a") != key("-fdebug-compilation-dir=/b") {
+		t.Error("without debug information, the compilation directory is keyed")
+	}
+	if key("-debug-info-kind=constructor", "-fdebug-compilation-dir=/a") == key("-debug-info-kind=constructor", "-fdebug-compilation-dir=/b") {
+		t.Error("with debug information, the compilation directory is not keyed")
+	}
+	if key("-fcoverage-mapping", "-fcoverage-compilation-dir=/a") == key("-fcoverage-mapping", "-fcoverage-compilation-dir=/b") {
+		t.Error("with coverage mapping, the coverage compilation directory is not keyed")
+	}
+	if key("-O2") == key("-O3") {
+		t.Error("an option is not keyed")
+	}
+	// The tool's bytes are keyed.
+	before := key()
+	writeFile(t, k.clang, "#!/bin/sh\nexit 1\n")
+	k.s.tools = newToolDigests(nil, false) // a new build
+	if key() == before {
+		t.Error("another clang, same key")
+	}
+}
+
+func TestUncacheable(t *testing.T) {
+	k := newKeySetup(t, t.TempDir())
+	src := writeFile(t, filepath.Join(k.work, "m.c"), "int x;\n")
+	obj := filepath.Join(k.work, "m.o")
+	compile := func(args ...string) *actions.Action {
+		return &actions.Action{
+			Kind: actions.Compile, Inputs: []*actions.Artifact{actions.NewArtifact(src)},
+			Outputs: []*actions.Artifact{actions.NewArtifact(obj)},
+			Command: append([]string{k.clang, "-cc1", "-emit-obj", "-o", obj, src}, args...),
+		}
+	}
+	with := func(f func(a *actions.Action)) *actions.Action { a := compile(); f(a); return a }
+	tests := []struct {
+		name string
+		a    *actions.Action
+		why  string // "" for cacheable
+	}{
+		{"a plain compile", compile("-O2"), ""},
+		{"-save-temps", compile("-save-temps"), "-save-temps"},
+		{"-save-temps=obj", compile("-save-temps=obj"), "-save-temps"},
+		{"-ftime-trace=", compile("-ftime-trace=t.json"), "-ftime-trace"},
+		{"-fmodules", compile("-fmodules"), "clang modules"},
+		{"-MJ", compile("-MJ"), "-MJ"},
+		{"split DWARF", compile("-split-dwarf-output", "m.dwo"), "split DWARF (.dwo) output"},
+		{"options only like those", compile("-fmodules-ts-ish=1", "-save-tempsx", "-MJx"), ""},
+		{"an option in argv[0]'s place", with(func(a *actions.Action) { a.Command[0] = "-save-temps" }), ""},
+		{"the host link", with(func(a *actions.Action) { a.Kind = actions.HostLink }), "host link"},
+		{"the link stage", with(func(a *actions.Action) { a.Kind = actions.Link }), "host link"},
+		{"clang's own driver", with(func(a *actions.Action) { a.Kind = actions.Fallback }), "run by clang's driver"},
+		{"an expansion", with(func(a *actions.Action) {
+			a.Expand = func(context.Context, *actions.Shell) ([]*actions.Action, error) { return nil, nil }
+		}), "expands into other jobs"},
+		{"no command", with(func(a *actions.Action) { a.Command = nil }), "no command line"},
+		{"no output", with(func(a *actions.Action) { a.Outputs = nil }), "no output file"},
+		{"standard input", with(func(a *actions.Action) { a.Inputs[0] = actions.NewArtifact("-") }), "input from standard input"},
+		{"standard output", with(func(a *actions.Action) { a.Outputs[0] = actions.NewArtifact("-") }), "output to standard output"},
+		{"a device file", with(func(a *actions.Action) { a.Outputs[0] = actions.NewArtifact("/dev/null") }), "output to a device file"},
+	}
+	for _, tt := range tests {
+		if got := k.s.uncacheable(tt.a); got != tt.why {
+			t.Errorf("%s: uncacheable = %q, want %q", tt.name, got, tt.why)
+		}
+	}
+}
