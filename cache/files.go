@@ -35,7 +35,10 @@ type fileInfo struct {
 	sum  Sum
 	// timeMacros: the bytes mention __DATE__, __TIME__ or __TIMESTAMP__.
 	timeMacros bool
-	err        error
+	// mentionsTemp: the bytes name a path in the build's temporary
+	// directory (a generated registration module's .incbin).
+	mentionsTemp bool
+	err          error
 }
 
 // fileDigests hashes files once per build: the headers five device
@@ -43,9 +46,14 @@ type fileInfo struct {
 type fileDigests struct {
 	mu    sync.Mutex
 	files map[string]*fileInfo
+	// temp is the temporary directory's path with a trailing slash,
+	// looked for in every file hashed.
+	temp []byte
 }
 
-func newFileDigests() *fileDigests { return &fileDigests{files: map[string]*fileInfo{}} }
+func newFileDigests(tempDir string) *fileDigests {
+	return &fileDigests{files: map[string]*fileInfo{}, temp: []byte(tempDir + "/")}
+}
 
 // get returns the digest of name (as the build saw it first).
 func (d *fileDigests) get(name string) *fileInfo {
@@ -55,7 +63,7 @@ func (d *fileDigests) get(name string) *fileInfo {
 	if fi != nil {
 		return fi
 	}
-	fi = hashFile(name)
+	fi = hashFile(name, d.temp)
 	d.mu.Lock()
 	if old := d.files[name]; old != nil {
 		fi = old
@@ -84,8 +92,8 @@ func (d *fileDigests) forget(name string) {
 var timeMacroNames = [][]byte{[]byte("__DATE__"), []byte("__TIME__"), []byte("__TIMESTAMP__")}
 
 // hashFile reads a file once, for its digest and whether it mentions a
-// time macro.
-func hashFile(name string) *fileInfo {
+// time macro or temp (when not empty).
+func hashFile(name string, temp []byte) *fileInfo {
 	f, err := os.Open(name)
 	if err != nil {
 		return &fileInfo{err: err}
@@ -103,7 +111,7 @@ func hashFile(name string) *fileInfo {
 		n, rerr := f.Read(buf)
 		if n > 0 {
 			h.Write(buf[:n])
-			if !fi.timeMacros {
+			if !fi.timeMacros || !fi.mentionsTemp && len(temp) > 0 {
 				// Look across the chunk boundary too.
 				chunk := append(tail, buf[:n]...)
 				for _, m := range timeMacroNames {
@@ -111,7 +119,10 @@ func hashFile(name string) *fileInfo {
 						fi.timeMacros = true
 					}
 				}
-				tail = append(tail[:0], chunk[max(0, len(chunk)-16):]...)
+				if len(temp) > 0 && bytes.Contains(chunk, temp) {
+					fi.mentionsTemp = true
+				}
+				tail = append(tail[:0], chunk[max(0, len(chunk)-len(temp)-16):]...)
 			}
 		}
 		if rerr == io.EOF {

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -121,6 +122,15 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	roles(a.Inputs, "in")
 	roles(a.Reads, "read")
 	roles(a.Outputs, "out")
+	// Output names do not reach the bytes of offcc's own steps, nor of a
+	// compile's -o: k.c compiled to k.o and to k2.o share one entry.
+	outRole := map[string]string{}
+	for i, f := range a.Outputs {
+		outRole[f.Path] = fmt.Sprintf("@out%d", i)
+		if inProcess {
+			repl[f.Path] = outRole[f.Path]
+		}
+	}
 	if a.DepFile != "" && strings.HasPrefix(a.DepFile, temp) {
 		if _, ok := repl[a.DepFile]; !ok {
 			repl[a.DepFile] = "@depfile"
@@ -153,8 +163,13 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 				arg = strings.ReplaceAll(arg, p, repl[p])
 			}
 		}
-		if strings.Contains(arg, temp) || strings.Contains(arg, s.tempDir+"\x00") || arg == s.tempDir {
+		if strings.Contains(arg, temp) || arg == s.tempDir {
 			return nil, "names a temporary file its plan does not list"
+		}
+		if isCC1 && a.Command[i-1] == "-o" {
+			if r, ok := outRole[arg]; ok {
+				arg = r
+			}
 		}
 		// The working directory reaches the output only through debug
 		// information (and coverage mappings): elsewhere it is left out,
@@ -207,6 +222,18 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 					k.add(what, fmt.Sprint(i), name, "omp-offload-info="+d)
 					continue
 				}
+			}
+			if fi.mentionsTemp {
+				// A generated file naming temporaries (a registration
+				// module's .incbin of the images): keyed with their
+				// names replaced by their roles, which are keyed by
+				// content themselves.
+				sum, ok := normalizedDigest(f.Path, olds, repl, temp)
+				if !ok {
+					return "an input names a temporary file its plan does not list"
+				}
+				k.add(what, fmt.Sprint(i), name, "sha256-roles="+sum.String())
+				continue
 			}
 			k.add(what, fmt.Sprint(i), name, "sha256="+fi.sum.String())
 			if frontEndOpenMP && what == "input" && !strings.HasPrefix(name, "@") {
@@ -342,6 +369,22 @@ func searchDirs(argv []string) []string {
 		}
 	}
 	return dirs
+}
+
+// normalizedDigest hashes a file with every temporary path of olds
+// replaced by its role; it fails if another temporary path remains.
+func normalizedDigest(path string, olds []string, repl map[string]string, temp string) (Sum, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Sum{}, false
+	}
+	for _, p := range olds {
+		data = bytes.ReplaceAll(data, []byte(p), []byte(repl[p]))
+	}
+	if bytes.Contains(data, []byte(temp)) {
+		return Sum{}, false
+	}
+	return sha256.Sum256(data), true
 }
 
 // optionValue returns the value of a separate-valued option in argv, or "".

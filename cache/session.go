@@ -66,7 +66,7 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 	return &Session{
 		c: c, store: c.Store, tempDir: tempDir, self: opt.Self, env: opt.Env,
 		label: opt.Label, explain: opt.Explain,
-		files: newFileDigests(), tools: newToolDigests(c.Store, c.Writable()),
+		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
 }

@@ -67,7 +67,7 @@ func (t *toolDigests) compute(path string) string {
 			return string(e.Record)
 		}
 	}
-	h := hashFile(real)
+	h := hashFile(real, nil)
 	if h.err != nil {
 		return "unreadable"
 	}
