@@ -86,6 +86,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // $HOME/.cache/offcc, or "" when none is known.
 func DefaultDir(getenv func(string) string) string {
 	if d := getenv("OFFCC_CACHE_DIR"); d != "" {
+		// Relative to where offcc starts, then fixed: one cache for
+		// every directory a build runs in.
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
 		return filepath.Clean(d)
 	}
 	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {

@@ -99,7 +99,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{"OFFCC_CACHE_SIZE=-1", []string{"HOME=" + home, "OFFCC_CACHE_SIZE=-1"}, Config{}, true},
 
 		{"OFFCC_CACHE_DIR", []string{"HOME=" + home, "XDG_CACHE_HOME=/xdg", "OFFCC_CACHE_DIR=/c/d/"}, Config{Dir: "/c/d", MaxSize: DefaultMaxSize}, false},
-		{"OFFCC_CACHE_DIR relative", []string{"OFFCC_CACHE_DIR=rel/./d"}, Config{Dir: "rel/d", MaxSize: DefaultMaxSize}, false},
+		{"OFFCC_CACHE_DIR relative", []string{"OFFCC_CACHE_DIR=rel/./d"}, Config{Dir: absPath("rel/d"), MaxSize: DefaultMaxSize}, false},
 		{"XDG_CACHE_HOME", []string{"HOME=" + home, "XDG_CACHE_HOME=/xdg"}, Config{Dir: "/xdg/offcc", MaxSize: DefaultMaxSize}, false},
 		{"XDG_CACHE_HOME relative is ignored", []string{"HOME=" + home, "XDG_CACHE_HOME=xdg"}, Config{Dir: def, MaxSize: DefaultMaxSize}, false},
 		{"HOME", []string{"HOME=/h"}, Config{Dir: "/h/.cache/offcc", MaxSize: DefaultMaxSize}, false},
@@ -444,4 +444,13 @@ func TestSessionReadOnlyEmpty(t *testing.T) {
 			t.Errorf("a read-only build made shard %s", n.Name())
 		}
 	}
+}
+
+// absPath is filepath.Abs for paths that always have one.
+func absPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		panic(err)
+	}
+	return abs
 }

@@ -251,6 +251,10 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 	if err := os.MkdirAll(shard, 0o777); err != nil {
 		return err
 	}
+	if fi, err := os.Lstat(shard); err != nil || !fi.IsDir() {
+		// A link planted in the cache would take entries elsewhere.
+		return fmt.Errorf("cache: %s is not a directory", shard)
+	}
 	tmp := filepath.Join(shard, tmpPrefix+key.String()[:16]+"-"+tempname.Hex6()+tempname.Hex6())
 	if err := os.Mkdir(tmp, 0o777); err != nil {
 		return err
@@ -486,7 +490,7 @@ func (s *DirStore) Trim(target int64, now time.Time) (TrimResult, error) {
 			}
 			return nil
 		}
-		all = append(all, kept{key, e.Used, e.Size() + int64(len(EncodeIndex(e)))})
+		all = append(all, kept{key, e.Used, e.DiskSize()})
 		return nil
 	}, func(path string, info os.FileInfo) {
 		base := filepath.Base(path)

@@ -442,7 +442,7 @@ func TestDirStoreTrim(t *testing.T) {
 		setUsed(t, s, k, now.Add(-time.Duration(i)*time.Hour))
 	}
 	e, _ := s.Get(keys[0])
-	size := e.Size() + int64(len(EncodeIndex(e)))
+	size := e.DiskSize()
 
 	// Damage: a key directory without an index, one with a bad index.
 	noIndex, badIndex := testKey("no index"), testKey("bad index")

@@ -143,10 +143,25 @@ func (c *Cache) ReadStats() Stats {
 	return total
 }
 
-// ZeroStats resets the statistics.
+// ZeroStats resets the statistics, each shard under its lock (a build
+// adding its counts meanwhile adds them to zero).
 func (c *Cache) ZeroStats() error {
 	for i := 0; i < statsShards; i++ {
-		if err := os.Remove(filepath.Join(c.statsDir(), strconv.Itoa(i))); err != nil && !os.IsNotExist(err) {
+		name := filepath.Join(c.statsDir(), strconv.Itoa(i))
+		err := func() error {
+			lock, err := os.OpenFile(name+".lock", os.O_RDWR, 0)
+			if err == nil {
+				defer lock.Close()
+				if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) == nil {
+					defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+				}
+			}
+			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			return nil
+		}()
+		if err != nil {
 			return err
 		}
 	}
@@ -187,7 +202,7 @@ func (c *Cache) Usage() (map[Kind][2]int64, error) {
 	err := c.Store.Walk(func(_ Sum, e *Entry) error {
 		v := u[e.Kind]
 		v[0]++
-		v[1] += e.Size()
+		v[1] += e.DiskSize()
 		u[e.Kind] = v
 		return nil
 	})

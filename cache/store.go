@@ -95,6 +95,16 @@ func (e *Entry) Size() int64 {
 	return n
 }
 
+// DiskSize returns the bytes an entry takes in a DirStore: its blobs and
+// its index (which holds the record).
+func (e *Entry) DiskSize() int64 {
+	n := int64(len(EncodeIndex(e)))
+	for _, b := range e.Blobs {
+		n += b.Size
+	}
+	return n
+}
+
 // ErrNotFound is returned by Get and Stat for a key with no sound entry:
 // none stored, removed, or damaged (a damaged entry is a miss).
 var ErrNotFound = errors.New("cache: no entry")

@@ -2,9 +2,10 @@
 // Called as offcc (or offcc++ for C++) it compiles and links like clang,
 // running independent offload jobs at once; "offcc <subcommand>" runs one of
 // its tools (offload-binary, offload-bundler, inspect, offload-embed,
-// linker-wrapper). Called through a link named llvm-offload-binary,
-// clang-offload-packager or clang-offload-bundler (optionally with a
-// version suffix such as -22) it behaves as that tool.
+// linker-wrapper, syclbin) or manages the build cache (cache). Called
+// through a link named llvm-offload-binary, clang-offload-packager or
+// clang-offload-bundler (optionally with a version suffix such as -22) it
+// behaves as that tool.
 package main
 
 import (
@@ -81,6 +82,8 @@ var tools = []struct {
 		func(_ context.Context, args []string) int { return embedMain(args, os.Stdout, os.Stderr) }},
 	{"linker-wrapper", "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
 		linkerWrapperMain},
+	{"cache", "manage the build cache: stats, clear, trim, explain, export, import (offcc cache --help)",
+		cacheMain},
 	{"syclbin", "offcc syclbin link A.syclbin B.syclbin -o OUT.syclbin: link object-state SYCLBIN files into an executable-state one",
 		func(ctx context.Context, args []string) int {
 			return syclbinlink.Main(ctx, "offcc", args, os.Stdout, os.Stderr)

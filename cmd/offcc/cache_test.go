@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/toolchain"
+)
+
+// runCache runs "offcc cache ARGS..." with the environment vars (NAME=VALUE)
+// and returns its status, stdout and stderr.
+func runCache(t *testing.T, vars []string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := &cacheEnv{
+		getenv: func(name string) string {
+			for i := len(vars) - 1; i >= 0; i-- {
+				if v, ok := strings.CutPrefix(vars[i], name+"="); ok {
+					return v
+				}
+			}
+			return ""
+		},
+		environ: vars, stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr,
+	}
+	rc := cacheRun(context.Background(), args, env)
+	return rc, stdout.String(), stderr.String()
+}
+
+func TestCacheIsSubcommand(t *testing.T) {
+	if !isSubcommand("cache") {
+		t.Errorf("cache is not a subcommand")
+	}
+}
+
+func TestCacheUsageErrors(t *testing.T) {
+	vars := []string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache")}
+	rc, out, errs := runCache(t, vars)
+	if rc == 0 || out != "" {
+		t.Errorf("no arguments: status %d, stdout %q", rc, out)
+	}
+	for _, sub := range []string{"stats", "clear", "trim", "explain", "export", "import"} {
+		if !strings.Contains(errs, "\n  "+sub) {
+			t.Errorf("usage without arguments does not list %s:\n%s", sub, errs)
+		}
+	}
+	for _, help := range []string{"--help", "-h", "help"} {
+		rc, out, errs := runCache(t, vars, help)
+		if rc != 0 || errs != "" || !strings.Contains(out, "USAGE: offcc cache") || !strings.Contains(out, "  explain") {
+			t.Errorf("%s: status %d, stdout %q, stderr %q", help, rc, out, errs)
+		}
+	}
+	for _, sub := range []string{"stats", "clear", "trim", "explain", "export", "import"} {
+		rc, out, errs := runCache(t, vars, sub, "--help")
+		if rc != 0 || errs != "" || !strings.HasPrefix(out, "USAGE: offcc cache "+sub) {
+			t.Errorf("%s --help: status %d, stdout %q, stderr %q", sub, rc, out, errs)
+		}
+	}
+
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, "unknown subcommand 'bogus'"},
+		{[]string{"stats", "--bogus"}, "unknown argument '--bogus'"},
+		{[]string{"stats", "extra"}, "unexpected argument 'extra'"},
+		{[]string{"clear", "now"}, "unexpected argument 'now'"},
+		{[]string{"trim", "--size"}, "option '--size' needs a value"},
+		{[]string{"trim", "--size", "lots"}, "--size lots: not a size"},
+		{[]string{"trim", "--size=-1"}, "--size -1: not a size"},
+		{[]string{"explain"}, "no command given"},
+		{[]string{"explain", "--"}, "no command given"},
+		{[]string{"export", "--all"}, "no output file"},
+		{[]string{"export", "-o", "x.poclbin"}, "give --all or keys"},
+		{[]string{"export", "--all", strings.Repeat("a", 64), "-o", "x.poclbin"}, "give --all or keys"},
+		{[]string{"export", "-o", "x.poclbin", "abc"}, "key 'abc': want 64 lower-case hex digits"},
+		{[]string{"export", "-o", "x.poclbin", strings.Repeat("A", 64)}, "want 64 lower-case hex digits"},
+		{[]string{"import"}, "want one archive"},
+		{[]string{"import", "a", "b"}, "want one archive"},
+		{[]string{"import", filepath.Join(t.TempDir(), "missing.poclbin")}, "no such file"},
+	}
+	for _, b := range bad {
+		rc, out, errs := runCache(t, vars, b.args...)
+		if rc == 0 || out != "" || !strings.HasPrefix(errs, "offcc: error: cache") || !strings.Contains(errs, b.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want one error line saying %q", b.args, rc, out, errs, b.want)
+		}
+	}
+
+	// A bad setting is an error too.
+	rc, _, errs = runCache(t, []string{"OFFCC_CACHE=maybe"}, "stats")
+	if rc == 0 || !strings.Contains(errs, "OFFCC_CACHE=maybe") {
+		t.Errorf("bad OFFCC_CACHE: %d %q", rc, errs)
+	}
+}
+
+func TestCacheStatsEmpty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	vars := []string{"OFFCC_CACHE_DIR=" + dir, "OFFCC_CACHE_SIZE=1M"}
+	rc, out, errs := runCache(t, vars, "stats", "--json")
+	if rc != 0 || errs != "" {
+		t.Fatalf("stats --json: status %d, stderr %q", rc, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	want := map[string]any{
+		"dir": dir, "mode": "readwrite", "max_size": float64(1 << 20), "entries": float64(0), "bytes": float64(0),
+		"entry_kinds": map[string]any{}, "kinds": map[string]any{},
+		"total": map[string]any{
+			"hits": float64(0), "misses": float64(0), "hit_rate": float64(0),
+			"uncacheable": map[string]any{}, "not_stored": map[string]any{},
+			"saved_ms": float64(0), "stored_bytes": float64(0), "restored_bytes": float64(0),
+		},
+	}
+	gotText, _ := json.Marshal(got)
+	wantText, _ := json.Marshal(want)
+	if string(gotText) != string(wantText) {
+		t.Errorf("stats --json of an empty cache:\n got %s\nwant %s", gotText, wantText)
+	}
+	rc, out, errs = runCache(t, vars, "stats")
+	if rc != 0 || errs != "" || !strings.Contains(out, "cache directory  "+dir) || !strings.Contains(out, "no jobs counted") {
+		t.Errorf("stats: status %d, stderr %q, stdout:\n%s", rc, errs, out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("stats created the cache directory")
+	}
+	// OFFCC_CACHE=0 turns off builds' use, not the subcommands.
+	rc, out, _ = runCache(t, append(vars, "OFFCC_CACHE=0"), "stats", "--json")
+	if rc != 0 || !strings.Contains(out, `"mode": "off"`) {
+		t.Errorf("stats with OFFCC_CACHE=0: %d\n%s", rc, out)
+	}
+}
+
+// putResult puts a result entry with one blob into the cache in dir.
+func putResult(t *testing.T, dir, name, data string) cache.Sum {
+	t.Helper()
+	c := cache.Open(cache.Config{Dir: dir})
+	src := filepath.Join(t.TempDir(), "blob")
+	if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := cache.SumBytes([]byte(name))
+	err := c.Store.Put(key, &cache.Entry{Kind: cache.KindResult, Record: []byte(`{"kind":"compile"}`),
+		Blobs: []cache.Blob{{Name: "out0", Size: int64(len(data)), Sum: cache.SumBytes([]byte(data)), Mode: 0o666, Path: src}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func TestCacheCLI(t *testing.T) {
+	root := t.TempDir()
+	dir, dir2 := filepath.Join(root, "cache"), filepath.Join(root, "cache2")
+	vars := []string{"OFFCC_CACHE_DIR=" + dir}
+	k1 := putResult(t, dir, "one", strings.Repeat("x", 3000))
+	k2 := putResult(t, dir, "two", "y")
+	// Counters, as a build leaves them.
+	os.MkdirAll(filepath.Join(dir, "stats"), 0o777)
+	os.WriteFile(filepath.Join(dir, "stats", "3"), []byte(`{"kinds":{"compile":{"hits":3,"misses":1,"uncacheable":{"-E":2},"saved_ms":1500,"stored_bytes":10,"restored_bytes":30}}}`), 0o644)
+
+	rc, out, errs := runCache(t, vars, "stats", "--json")
+	if rc != 0 {
+		t.Fatalf("stats --json: %d %s", rc, errs)
+	}
+	var st cacheStatsJSON
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Entries != 2 || st.Bytes <= 3001+2*int64(len(`{"kind":"compile"}`)) || st.EntryKinds["result"].Bytes != st.Bytes || st.EntryKinds["result"].Entries != 2 ||
+		st.Total.Hits != 3 || st.Total.Misses != 1 || st.Total.HitRate != 0.75 || st.Kinds["compile"].Uncacheable["-E"] != 2 {
+		t.Errorf("stats --json:\n%s", out)
+	}
+	rc, out, _ = runCache(t, vars, "stats")
+	for _, want := range []string{"entries          2 (", "  result", "compile", "75.0%", "1.5s", "uncacheable, by reason:", "-E"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats text lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("stats:\n%s", out)
+
+	// Export one key, then all; import into a fresh cache.
+	one := filepath.Join(root, "one.poclbin")
+	if rc, _, errs := runCache(t, vars, "export", "-o", one, k2.String()); rc != 0 {
+		t.Fatalf("export KEY: %s", errs)
+	}
+	all := filepath.Join(root, "all.poclbin")
+	if rc, _, errs := runCache(t, vars, "export", "--all", "-o"+all); rc != 0 {
+		t.Fatalf("export --all: %s", errs)
+	}
+	missing := cache.SumBytes([]byte("missing")).String()
+	if rc, _, errs := runCache(t, vars, "export", "-o", filepath.Join(root, "no.poclbin"), missing); rc == 0 || !strings.Contains(errs, missing) {
+		t.Errorf("export of a missing key: %d %q", rc, errs)
+	}
+	if _, err := os.Stat(filepath.Join(root, "no.poclbin")); !os.IsNotExist(err) {
+		t.Errorf("a failed export left its output")
+	}
+	vars2 := []string{"OFFCC_CACHE_DIR=" + dir2}
+	if rc, _, errs := runCache(t, vars2, "import", one); rc != 0 || !strings.Contains(errs, "imported 1 entries") {
+		t.Fatalf("import one: %d %s", rc, errs)
+	}
+	if rc, _, errs := runCache(t, vars2, "import", all); rc != 0 || !strings.Contains(errs, "imported 2 entries") {
+		t.Fatalf("import all: %d %s", rc, errs)
+	}
+	c2 := cache.Open(cache.Config{Dir: dir2})
+	for _, k := range []cache.Sum{k1, k2} {
+		if _, err := c2.Store.Get(k); err != nil {
+			t.Errorf("%s not imported", k)
+		}
+	}
+	// A damaged archive is refused whole.
+	data, _ := os.ReadFile(all)
+	data[len(data)-1] ^= 1
+	bad := filepath.Join(root, "bad.poclbin")
+	os.WriteFile(bad, data, 0o644)
+	dir3 := filepath.Join(root, "cache3")
+	if rc, _, errs := runCache(t, []string{"OFFCC_CACHE_DIR=" + dir3}, "import", bad); rc == 0 || strings.Count(errs, "\n") != 1 {
+		t.Errorf("import of a damaged archive: %d %q", rc, errs)
+	}
+	if _, err := os.Stat(dir3); !os.IsNotExist(err) {
+		t.Errorf("a refused import created the cache directory")
+	}
+
+	// --zero prints, then zeroes.
+	if rc, out, _ := runCache(t, vars, "stats", "--zero"); rc != 0 || !strings.Contains(out, "75.0%") || !strings.Contains(out, "statistics zeroed") {
+		t.Errorf("stats --zero: %d\n%s", rc, out)
+	}
+	if rc, out, _ := runCache(t, vars, "stats", "--json"); rc != 0 || !strings.Contains(out, `"kinds": {}`) {
+		t.Errorf("stats after --zero: %d\n%s", rc, out)
+	}
+
+	// trim --size 1K removes the larger entry (least recently used
+	// first, all being of the same age, by key): at most 1K is kept.
+	if rc, out, errs := runCache(t, vars, "trim", "--size", "1K"); rc != 0 || !strings.HasPrefix(out, "removed ") {
+		t.Errorf("trim: %d %q %q", rc, out, errs)
+	}
+	c := cache.Open(cache.Config{Dir: dir})
+	if _, err := c.Store.Get(k1); err == nil {
+		t.Errorf("trim --size 1K kept the 3000-byte entry")
+	}
+	// Plain trim (to 90% of the 5G default) removes nothing.
+	if rc, out, _ := runCache(t, vars, "trim"); rc != 0 || !strings.HasPrefix(out, "removed 0 entries") {
+		t.Errorf("trim: %d %q", rc, out)
+	}
+
+	if rc, out, errs := runCache(t, vars2, "clear"); rc != 0 || !strings.Contains(out, "removed 2 entries") {
+		t.Errorf("clear: %d %q %q", rc, out, errs)
+	}
+	if u, _ := c2.Usage(); len(u) != 0 {
+		t.Errorf("entries after clear: %v", u)
+	}
+}
+
+// TestCacheExplain runs a compile twice through "offcc cache explain"
+// (needs LLVM): a miss, then a hit, and a failing command's status.
+func TestCacheExplain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs clang")
+	}
+	if _, err := toolchain.Find("", os.Getenv); err != nil {
+		t.Skipf("no LLVM: %v", err)
+	}
+	root := t.TempDir()
+	src := filepath.Join(root, "x.c")
+	os.WriteFile(src, []byte("int f(int x) { return x + 1; }\n"), 0o644)
+	// The source's time must be in the past for its result to be stored.
+	old := mustTime(t, "2020-01-01T00:00:00Z")
+	os.Chtimes(src, old, old)
+	vars := append(os.Environ(), "OFFCC_CACHE=1", "OFFCC_CACHE_DIR="+filepath.Join(root, "cache"), "OFFCC_CACHE_DEBUG=0")
+	obj := filepath.Join(root, "x.o")
+	rc, _, errs := runCache(t, vars, "explain", "--", "offcc", "-c", src, "-o", obj)
+	if rc != 0 || !strings.Contains(errs, ": miss") {
+		t.Fatalf("first explain: status %d, stderr:\n%s", rc, errs)
+	}
+	t.Logf("first:\n%s", errs)
+	rc, _, errs = runCache(t, vars, "explain", "-c", src, "-o", obj)
+	t.Logf("second:\n%s", errs)
+	if rc != 0 || !strings.Contains(errs, ": hit") {
+		t.Errorf("second explain: status %d, stderr:\n%s", rc, errs)
+	}
+	rc, _, errs = runCache(t, vars, "explain", "--", "-c", filepath.Join(root, "missing.c"), "-o", obj)
+	if rc == 0 {
+		t.Errorf("explain of a failing compile: status 0, stderr:\n%s", errs)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
