@@ -133,6 +133,9 @@ type Action struct {
 	// DepFile names a Makefile-style dependency file the command writes;
 	// when the action succeeds, the files it lists become Discovered.
 	DepFile string
+	// PartialDeps says that DepFile leaves out system headers (the user's
+	// -MMD file), so the action read more files than Discovered lists.
+	PartialDeps bool
 	// Discovered lists, after the action ran, the files it read that were
 	// not known when it was planned (headers).
 	Discovered []string

@@ -74,7 +74,29 @@ func (s *Session) uncacheable(a *actions.Action) string {
 			}
 		}
 	}
+	if a.PartialDeps {
+		return "-MMD (its dependency file leaves out system headers; -MD does not)"
+	}
+	if a.DepFile == "" && preprocesses(a.Command) {
+		// Its headers cannot be keyed.
+		return "headers it reads are unknown"
+	}
 	return ""
+}
+
+// preprocesses reports whether a cc1 command reads a source through the
+// preprocessor (and so reads headers): its "-x LANG INPUT" is not of IR,
+// preprocessed source or assembly.
+func preprocesses(argv []string) bool {
+	n := len(argv)
+	if n < 4 || argv[1] != "-cc1" || argv[n-3] != "-x" {
+		return false
+	}
+	switch lang := argv[n-2]; {
+	case lang == "ir" || lang == "lto-ir" || lang == "assembler" || strings.HasSuffix(lang, "cpp-output"):
+		return false
+	}
+	return true
 }
 
 // actionKey is the first-level key of an action: everything known before

@@ -109,6 +109,8 @@ func (s *Session) candidateFits(c *candidate, ak *actionKey) bool {
 func resultKey(ak *actionKey, headers []header, absent []string) (Sum, string) {
 	var k keyText
 	k.WriteString(ak.text)
+	// Never the first-level key itself, under which a manifest may be.
+	k.add("result")
 	for _, h := range headers {
 		k.add("header", h.Path, "sha256="+h.Sum)
 		if ak.frontEndOpenMP {

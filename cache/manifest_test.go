@@ -101,3 +101,14 @@ func TestShadowPathsDirectoryPrefix(t *testing.T) {
 		t.Errorf("no headers: %q", got)
 	}
 }
+
+// TestResultKeyNotManifestKey: a compile that reads no header has an empty
+// header set; its result must not be stored under its first-level key,
+// where its manifest goes (it was, and the manifest overwrote it).
+func TestResultKeyNotManifestKey(t *testing.T) {
+	ak := &actionKey{text: "version x\n"}
+	ak.sum = SumBytes([]byte(ak.text))
+	if rk, _ := resultKey(ak, nil, nil); rk == ak.sum {
+		t.Fatal("resultKey with no headers equals the manifest key")
+	}
+}

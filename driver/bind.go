@@ -85,6 +85,9 @@ func (p *planner) bindDepFile(j *clangJob, c *cc1Job, a *actions.Action) error {
 		a.Outputs = append(a.Outputs, f)
 		if c.depFile != "-" && !strings.HasPrefix(c.depFile, "/dev/") {
 			a.DepFile = c.depFile
+			// -MMD: no system headers in it. (clang writes one
+			// dependency file per compile, and the user's wins.)
+			a.PartialDeps = !hasArg(a.Command, "-sys-header-deps")
 		}
 		return nil
 	}
@@ -365,4 +368,14 @@ func (p *planner) bindLink(j *clangJob) error {
 		return steps.link(sh, llvmWrapper, cl, out)
 	}
 	return p.add(j, a)
+}
+
+// hasArg reports whether argv holds the argument arg.
+func hasArg(argv []string, arg string) bool {
+	for _, a := range argv {
+		if a == arg {
+			return true
+		}
+	}
+	return false
 }

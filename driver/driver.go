@@ -358,11 +358,16 @@ func (inv *Invocation) cacheProbe(opts *Options, tempDir string, g *actions.Grap
 }
 
 // cachesPlainCompile reports whether a command line without offloading is
-// a compile (-c or -S, nothing printed instead of run) that the build cache
-// is on for; others go to clang unchanged.
+// a compile (-c or -S) that the build cache is on for, or whose graph
+// --print-job-graph asks for; others go to clang unchanged.
 func (inv *Invocation) cachesPlainCompile(opts *Options) bool {
-	if !opts.CompileOnly || opts.NoCache || opts.PrintPhases || opts.PreprocessOnly ||
-		opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != "" || opts.Help {
+	if !opts.CompileOnly || opts.PrintPhases || opts.PreprocessOnly || opts.HashHashHash || opts.PrintBindings || opts.Help {
+		return false
+	}
+	if opts.PrintJobGraph != "" {
+		return true // offcc's graph, which clang cannot print
+	}
+	if opts.NoCache {
 		return false
 	}
 	cfg, err := cache.ConfigFromEnv(inv.getenv)
