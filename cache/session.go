@@ -50,6 +50,8 @@ type Session struct {
 	files *fileDigests
 	tools *toolDigests
 
+	pending sync.WaitGroup // entries being written
+
 	mu      sync.Mutex
 	libs    map[string][][2]string
 	derived map[Sum]*derivedDigest
@@ -299,18 +301,29 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		e.Blobs = append(e.Blobs, Blob{Name: fmt.Sprintf("out%d", i), Size: fi.stat.Size, Sum: fi.sum, Mode: mode, Path: out.Path})
 		size += fi.stat.Size
 	}
-	if err := s.store.Put(rk, e); err != nil {
-		return "cannot write the cache: " + err.Error()
-	}
-	if cand != nil {
-		cand.Result = rk.String()
-		s.addCandidate(ak.sum, cand)
-	}
-	s.putLast(a, lastRecord{Text: ak.text, Manifest: ak.sum.String()})
-	s.mu.Lock()
-	s.wrote = true
-	s.mu.Unlock()
-	s.count(a, func(k *KindStats) { k.StoredBytes += size })
+	// The entry is written (copied, fsynced, renamed) while the build
+	// goes on: the jobs after this one need only the outputs' digests,
+	// known now. Close waits for the writes; an output changed meanwhile
+	// fails its digest check and is not stored.
+	s.pending.Add(1)
+	go func() {
+		defer s.pending.Done()
+		if err := s.store.Put(rk, e); err != nil {
+			why := "cannot write the cache: " + err.Error()
+			s.count(a, func(k *KindStats) { k.notStored(why) })
+			s.explainf("%s: not stored: %s\n", a.Label(), why)
+			return
+		}
+		if cand != nil {
+			cand.Result = rk.String()
+			s.addCandidate(ak.sum, cand)
+		}
+		s.putLast(a, lastRecord{Text: ak.text, Manifest: ak.sum.String()})
+		s.mu.Lock()
+		s.wrote = true
+		s.mu.Unlock()
+		s.count(a, func(k *KindStats) { k.StoredBytes += size })
+	}()
 	return ""
 }
 
@@ -379,8 +392,10 @@ func (s *Session) count(a *actions.Action, f func(*KindStats)) {
 	f(k)
 }
 
-// Stats returns what the session counted so far.
+// Stats returns what the session counted so far, once the entries it
+// is writing are written.
 func (s *Session) Stats() Stats {
+	s.pending.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stats.clone()
@@ -389,6 +404,7 @@ func (s *Session) Stats() Stats {
 // Close adds the session's counts to the cache's statistics and trims the
 // cache if it stored something and the last trim is TrimInterval ago.
 func (s *Session) Close() {
+	s.pending.Wait()
 	s.mu.Lock()
 	st, wrote := s.stats.clone(), s.wrote
 	s.mu.Unlock()
