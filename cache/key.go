@@ -193,6 +193,11 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 				arg = r
 			}
 		}
+		if isCC1 && a.Command[i-1] == "-MT" && strings.HasPrefix(a.DepFile, temp) {
+			// The target of offcc's private dependency file, which only
+			// offcc reads (for its prerequisites).
+			arg = "@target"
+		}
 		// The working directory reaches the output only through debug
 		// information (and coverage mappings): elsewhere it is left out,
 		// so that two checkouts share results (ccache's hash_dir).

@@ -202,7 +202,11 @@ func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
 	for i, out := range a.Outputs {
 		b := e.Blobs[i]
 		if err := s.writeBlob(out.Path, b); err != nil {
-			if errors.Is(err, ErrCorrupt) || errors.Is(err, os.ErrNotExist) {
+			var be *blobError
+			if errors.As(err, &be) {
+				// The entry is damaged or vanished: the run that
+				// follows replaces it. (An output that cannot be
+				// written is the run's to report.)
 				s.store.Remove(rk)
 			}
 			return nil, false
@@ -218,11 +222,17 @@ func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
 	return &rec, true
 }
 
-// writeBlob writes a blob's bytes to path atomically, verifying them.
+// blobError is a stored blob that cannot be read or is not its bytes.
+type blobError struct{ err error }
+
+func (e *blobError) Error() string { return e.err.Error() }
+
+// writeBlob writes a blob's bytes to path atomically, verifying them. A
+// fault of the blob is a *blobError.
 func (s *Session) writeBlob(path string, b Blob) error {
 	src, err := s.store.OpenBlob(b)
 	if err != nil {
-		return err
+		return &blobError{err}
 	}
 	defer src.Close()
 	f, err := atomicfile.Create(path)
@@ -231,6 +241,13 @@ func (s *Session) writeBlob(path string, b Blob) error {
 	}
 	if _, err := io.Copy(f, src); err != nil {
 		f.Abort()
+		if errors.Is(err, ErrCorrupt) {
+			return &blobError{err}
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path == b.Path {
+			return &blobError{err}
+		}
 		return err
 	}
 	mode := os.FileMode(b.Mode)

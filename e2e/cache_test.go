@@ -927,3 +927,24 @@ func TestCacheCLI(t *testing.T) {
 		t.Errorf("build after offcc cache clear: want every cacheable job to miss:\n%s", listEvents(evs))
 	}
 }
+
+// TestCacheOutputDirMissing: a hit whose output cannot be written (its
+// directory does not exist) fails as the compile would, and keeps the
+// entry: once the directory exists, the build is a hit.
+func TestCacheOutputDirMissing(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{"plain.c": "int plain(int x) { return x * 7; }\n"})
+	src := w.path("plain.c")
+	w.build(t, "-O2", "-c", src, "-o", w.path("p.o"))
+	out := w.path(filepath.Join("nodir", "p.o"))
+	r := cmdSpec{dir: w.dir, env: w.env, name: w.c.cc, args: []string{"-O2", "-c", src, "-o", out}}.run(t)
+	if r.code == 0 || !strings.Contains(r.stderr, "unable to open output file") {
+		t.Fatalf("compile into a missing directory: want clang's error:\n%s", r)
+	}
+	if err := os.Mkdir(w.path("nodir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, evs := w.build(t, "-O2", "-c", src, "-o", out)
+	checkEvent(t, "once the directory exists", evs, "compile", "", "hit")
+}
