@@ -149,6 +149,11 @@ type Action struct {
 	Argv0 string
 	// Env is extra KEY=VALUE environment for an external command.
 	Env []string
+	// KeyArgs, for an in-process step without a Command, are the
+	// parameters that, with its inputs' contents, decide its outputs: the
+	// build cache keys the step by them. A step with neither is not
+	// cached.
+	KeyArgs []string
 	// Run, when non-nil, runs the action in-process.
 	Run func(ctx context.Context, sh *Shell) error
 	// Expand, when non-nil, plans the action's work once its inputs exist:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,8 +50,10 @@ func (s *Session) uncacheable(a *actions.Action) string {
 		return "host link"
 	case a.Kind == actions.Fallback:
 		return "run by clang's driver"
-	case len(a.Command) == 0:
-		return "no command line"
+	case len(a.Command) == 0 && len(a.KeyArgs) == 0:
+		// (The link stage's image extraction and module generation:
+		// they write data already in memory.)
+		return "in-process step cheaper to run than to key"
 	case len(a.Outputs) == 0:
 		return "no output file"
 	}
@@ -67,7 +70,7 @@ func (s *Session) uncacheable(a *actions.Action) string {
 			return "output to a device file"
 		}
 	}
-	for _, arg := range a.Command[1:] {
+	for _, arg := range append(slices.Clip(a.Command[min(1, len(a.Command)):]), a.KeyArgs...) {
 		for _, u := range uncacheableArgs {
 			if arg == u.arg || strings.HasSuffix(u.arg, "=") && strings.HasPrefix(arg, u.arg) {
 				return u.reason
@@ -176,7 +179,11 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		}
 	}
 	frontEndOpenMP := false
-	for i, arg := range a.Command {
+	argv := a.Command
+	if len(argv) == 0 {
+		argv = append([]string{"(in-process)"}, a.KeyArgs...)
+	}
+	for i, arg := range argv {
 		if i == 0 {
 			continue
 		}
@@ -188,12 +195,12 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		if strings.Contains(arg, temp) || arg == s.tempDir {
 			return nil, "names a temporary file its plan does not list"
 		}
-		if isCC1 && a.Command[i-1] == "-o" {
+		if isCC1 && argv[i-1] == "-o" {
 			if r, ok := outRole[arg]; ok {
 				arg = r
 			}
 		}
-		if isCC1 && a.Command[i-1] == "-MT" && strings.HasPrefix(a.DepFile, temp) {
+		if isCC1 && argv[i-1] == "-MT" && strings.HasPrefix(a.DepFile, temp) {
 			// The target of offcc's private dependency file, which only
 			// offcc reads (for its prerequisites).
 			arg = "@target"

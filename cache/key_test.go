@@ -212,7 +212,7 @@ func TestUncacheable(t *testing.T) {
 		{"an expansion", with(func(a *actions.Action) {
 			a.Expand = func(context.Context, *actions.Shell) ([]*actions.Action, error) { return nil, nil }
 		}), "expands into other jobs"},
-		{"no command", with(func(a *actions.Action) { a.Command = nil }), "no command line"},
+		{"no command", with(func(a *actions.Action) { a.Command = nil }), "in-process step cheaper to run than to key"},
 		{"no output", with(func(a *actions.Action) { a.Outputs = nil }), "no output file"},
 		{"standard input", with(func(a *actions.Action) { a.Inputs[0] = actions.NewArtifact("-") }), "input from standard input"},
 		{"standard output", with(func(a *actions.Action) { a.Outputs[0] = actions.NewArtifact("-") }), "output to standard output"},

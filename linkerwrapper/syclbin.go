@@ -145,6 +145,8 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 		Inputs:  linked,
 		Outputs: []*actions.Artifact{l.out},
 		Cost:    0.1,
+		KeyArgs: []string{"syclbin", "--state=" + syclbin.StateName(state), fmt.Sprintf("--encoding=%d", enc),
+			fmt.Sprintf("--per-image=%v", perImage), fmt.Sprintf("--compiled=%d", len(linked))},
 	}
 	for _, b := range bins {
 		write.Inputs = append(write.Inputs, l.input(b.path))
