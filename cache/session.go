@@ -33,6 +33,10 @@ type SessionOptions struct {
 	// miss, and for a miss what changed (OFFCC_CACHE_DEBUG, offcc cache
 	// explain).
 	Explain io.Writer
+	// Warn, when non-nil, is told once if the cache cannot be written
+	// (a line such as "build cache: cannot write DIR: REASON"); the
+	// build goes on without storing.
+	Warn func(message string)
 }
 
 // Session is the cache as one build sees it: it implements actions.Cache,
@@ -46,6 +50,8 @@ type Session struct {
 	env     []string
 	label   string
 	explain io.Writer
+	warn    func(string)
+	warned  sync.Once
 
 	files *fileDigests
 	tools *toolDigests
@@ -67,7 +73,7 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 	}
 	return &Session{
 		c: c, store: c.Store, tempDir: tempDir, self: opt.Self, env: opt.Env,
-		label: opt.Label, explain: opt.Explain,
+		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
 		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
@@ -327,6 +333,11 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		defer s.pending.Done()
 		if err := s.store.Put(rk, e); err != nil {
 			why := "cannot write the cache: " + err.Error()
+			if s.warn != nil {
+				s.warned.Do(func() {
+					s.warn(fmt.Sprintf("build cache: cannot write %s: %v (jobs still run; OFFCC_CACHE=0 turns the cache off)", s.c.Dir, err))
+				})
+			}
 			s.count(a, func(k *KindStats) { k.notStored(why) })
 			s.explainf("%s: not stored: %s\n", a.Label(), why)
 			return

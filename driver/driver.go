@@ -396,6 +396,7 @@ func (inv *Invocation) cacheSession(opts *Options, tempDir string) (*cache.Sessi
 	if cfg.Debug {
 		so.Explain = inv.Stderr
 	}
+	so.Warn = func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), msg) }
 	return c.NewSession(so), nil
 }
 

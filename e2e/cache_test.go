@@ -948,3 +948,21 @@ func TestCacheOutputDirMissing(t *testing.T) {
 	_, evs := w.build(t, "-O2", "-c", src, "-o", out)
 	checkEvent(t, "once the directory exists", evs, "compile", "", "hit")
 }
+
+// TestCacheUnwritable: a cache directory that cannot be written costs a
+// warning, once, and never the build.
+func TestCacheUnwritable(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{"plain.c": "int plain(int x) { return x * 7; }\n", "k.c": kernelsSrc, "notadir": "x"})
+	env := []string{"OFFCC_CACHE_DIR=" + w.path("notadir")} // after w.env's
+	for _, a := range [][]string{
+		{"-O2", "-c", w.path("plain.c"), "-o", w.path("p.o")},
+		args(amdFlags("gfx906,gfx90a"), "-c", w.path("k.c"), "-o", w.path("k.o")),
+	} {
+		r, _ := w.run(t, env, a...)
+		if n := strings.Count(r.stderr, "warning: build cache: cannot write"); n != 1 {
+			t.Errorf("want one warning about the cache, got %d:\n%s", n, r)
+		}
+	}
+}
