@@ -35,7 +35,8 @@ func TestCUDADeviceCodeLikeClang(t *testing.T) {
 		os.Mkdir(bdir, 0o755)
 		ptx := args(cudaFlags(t), "--cuda-device-only", "-S", src)
 		if build.name == "offcc" {
-			ptx = append(ptx, "--job-trace=trace.json")
+			// The trace must show the compiles running, not the cache.
+			ptx = append(ptx, "--job-trace=trace.json", "--no-cache")
 		}
 		cmdSpec{dir: bdir, env: []string{tmp}, name: build.cc, args: ptx}.mustRun(t)
 		cmdSpec{dir: bdir, env: []string{tmp}, name: build.cc,

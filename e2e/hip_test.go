@@ -53,7 +53,7 @@ func TestHIPRegistrationLikeClang(t *testing.T) {
 	}
 	// Once more with a job trace (an offcc option, so not for clang).
 	cmdSpec{dir: dir, env: []string{tmp}, name: c.cc,
-		args: args(hipFlags(t), "--job-trace="+trace, "-c", srcPath(t, "../hip/kernels.hip"), "-o", "traced.o")}.mustRun(t)
+		args: args(hipFlags(t), "--job-trace="+trace, "--no-cache", "-c", srcPath(t, "../hip/kernels.hip"), "-o", "traced.o")}.mustRun(t)
 	for _, tu := range []string{"kernels", "main"} {
 		a, _ := os.ReadFile(filepath.Join(dir, "clang", tu+".o"))
 		b, _ := os.ReadFile(filepath.Join(dir, "offcc", tu+".o"))
@@ -178,7 +178,8 @@ func TestHIPNewDriverLikeClang(t *testing.T) {
 			}
 			link := args("--offload-new-driver", mode.rdc, arches, "kernels.o", "main.o", "-L"+dir, "-lamdhip64", "-o", "prog")
 			if build.name == "offcc" {
-				link = append(link, "--job-trace=link.json")
+				// The trace must show the device links running.
+				link = append(link, "--job-trace=link.json", "--no-cache")
 			}
 			cmdSpec{dir: bdir, env: []string{tmp}, name: build.cc, args: link}.mustRun(t)
 			outs[build.name] = cmdSpec{dir: bdir, env: []string{"LD_LIBRARY_PATH=" + dir}, name: filepath.Join(bdir, "prog")}.mustRun(t).stdout

@@ -34,7 +34,8 @@ func TestProgressLineOnTerminal(t *testing.T) {
 		{"dumb terminal", cmd, []string{"TERM=dumb"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := cmdSpec{dir: dir, env: append([]string{tmp, "TERM=xterm", "MAKEFLAGS="}, tc.env...), name: script,
+			// Cache off: each run must compile for seconds.
+			r := cmdSpec{dir: dir, env: append([]string{tmp, "TERM=xterm", "MAKEFLAGS=", "OFFCC_CACHE=0"}, tc.env...), name: script,
 				args: args("-qec", tc.shell, "/dev/null")}.mustRun(t)
 			out := r.stdout
 			drawn := strings.Contains(out, "offcc: ") && strings.Contains(out, " running: ")
