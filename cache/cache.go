@@ -46,6 +46,12 @@ type Config struct {
 	// Debug, when set, makes builds explain every action's hit or miss
 	// (OFFCC_CACHE_DEBUG=1).
 	Debug bool
+	// RemoteURL is the shared cache behind the local one
+	// (OFFCC_REMOTE_CACHE=redis://...), "" for none; RemoteReadOnly
+	// says it is read, never written ("|readonly" after the URL, or
+	// OFFCC_REMOTE_CACHE_READONLY=1).
+	RemoteURL      string
+	RemoteReadOnly bool
 }
 
 // ConfigFromEnv reads OFFCC_CACHE ("0"/"off" or "readonly"),
@@ -74,6 +80,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	case "", "0", "off", "no", "false":
 	default:
 		c.Debug = true
+	}
+	if v := strings.TrimSpace(getenv("OFFCC_REMOTE_CACHE")); v != "" {
+		url, ro := strings.CutSuffix(v, "|readonly")
+		c.RemoteURL, c.RemoteReadOnly = url, ro
+		switch strings.ToLower(getenv("OFFCC_REMOTE_CACHE_READONLY")) {
+		case "", "0", "off", "no", "false":
+		default:
+			c.RemoteReadOnly = true
+		}
 	}
 	c.Dir = DefaultDir(getenv)
 	if c.Dir == "" {
@@ -137,6 +152,10 @@ func ParseSize(s string) (int64, error) {
 type Cache struct {
 	Config
 	Store *DirStore
+	// Remote, when not nil, is the shared store behind Store (see
+	// Layered); RemoteName names it in messages.
+	Remote     Store
+	RemoteName string
 }
 
 // Open returns the cache of c, or nil when c is Off.

@@ -45,6 +45,7 @@ type SessionOptions struct {
 type Session struct {
 	c       *Cache
 	store   Store
+	layered *Layered // store, when a shared cache is behind the local one
 	tempDir string
 	self    string
 	env     []string
@@ -71,8 +72,15 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 	if opt.TempDir == "" {
 		tempDir = "\x00no temporary directory"
 	}
+	var store Store = c.Store
+	var layered *Layered
+	if c.Remote != nil {
+		layered = &Layered{Local: c.Store, Remote: c.Remote, ReadOnly: c.RemoteReadOnly || !c.Writable(),
+			Name: c.RemoteName, Warn: opt.Warn}
+		store = layered
+	}
 	return &Session{
-		c: c, store: c.Store, tempDir: tempDir, self: opt.Self, env: opt.Env,
+		c: c, store: store, layered: layered, tempDir: tempDir, self: opt.Self, env: opt.Env,
 		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
 		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
@@ -425,8 +433,12 @@ func (s *Session) count(a *actions.Action, f func(*KindStats)) {
 func (s *Session) Stats() Stats {
 	s.pending.Wait()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats.clone()
+	st := s.stats.clone()
+	s.mu.Unlock()
+	if s.layered != nil {
+		st.Remote = s.layered.Stats()
+	}
+	return st
 }
 
 // Close adds the session's counts to the cache's statistics and trims the
@@ -436,6 +448,12 @@ func (s *Session) Close() {
 	s.mu.Lock()
 	st, wrote := s.stats.clone(), s.wrote
 	s.mu.Unlock()
+	if s.layered != nil {
+		st.Remote = s.layered.Stats()
+		if c, ok := s.c.Remote.(io.Closer); ok {
+			c.Close()
+		}
+	}
 	s.c.addStats(st)
 	if wrote {
 		s.c.MaybeTrim(time.Now())

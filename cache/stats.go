@@ -16,6 +16,8 @@ import (
 // Stats are the cache's counters, per action kind.
 type Stats struct {
 	Kinds map[string]*KindStats `json:"kinds"`
+	// Remote counts the use of the shared cache (OFFCC_REMOTE_CACHE).
+	Remote RemoteStats `json:"remote"`
 }
 
 // KindStats counts one kind of action.
@@ -73,6 +75,7 @@ func (s *Stats) Add(o Stats) {
 		}
 		s.Kinds[name].add(k)
 	}
+	s.Remote.add(o.Remote)
 }
 
 func (s *Stats) clone() Stats {
@@ -100,7 +103,7 @@ func (c *Cache) statsDir() string { return filepath.Join(c.Dir, "stats") }
 // addStats adds a build's counts to the cache's statistics (best effort:
 // statistics never fail a build).
 func (c *Cache) addStats(st Stats) {
-	if len(st.Kinds) == 0 || c.Mode == Off {
+	if len(st.Kinds) == 0 && st.Remote == (RemoteStats{}) || c.Mode == Off {
 		return
 	}
 	dir := c.statsDir()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/toolchain"
@@ -388,6 +389,17 @@ func (inv *Invocation) cacheSession(opts *Options, tempDir string) (*cache.Sessi
 	if c == nil {
 		return nil, nil
 	}
+	warn := func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), msg) }
+	if cfg.RemoteURL != "" {
+		remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{})
+		if err != nil {
+			// A bad URL is the user's to fix, but not a reason to fail
+			// the build: the local cache goes on.
+			warn(fmt.Sprintf("OFFCC_REMOTE_CACHE: %v; using the local cache only", err))
+		} else {
+			c.Remote, c.RemoteName = remote, redisstore.Redact(cfg.RemoteURL)
+		}
+	}
 	cwd, _ := os.Getwd()
 	so := cache.SessionOptions{
 		TempDir: tempDir, Self: inv.Self, Env: inv.Env,
@@ -396,7 +408,7 @@ func (inv *Invocation) cacheSession(opts *Options, tempDir string) (*cache.Sessi
 	if cfg.Debug {
 		so.Explain = inv.Stderr
 	}
-	so.Warn = func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), msg) }
+	so.Warn = warn
 	return c.NewSession(so), nil
 }
 

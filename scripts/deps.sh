@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # deps.sh: make sure the LLVM 22 Debian packages offcc drives are installed,
 # and the build tools its end-to-end tests run (cmake, ninja-build: the CMake
-# tests of e2e/cmake_test.go), and ccache, the peer scripts/bench-cache.sh
+# tests of e2e/cmake_test.go), redis-server (the shared cache's tests start
+# one on a loopback port), and ccache, the peer scripts/bench-cache.sh
 # compares the build cache with. As root it installs what is missing with
 # apt-get; otherwise it prints the one-line command to run and fails.
 set -euo pipefail
 
 PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools
-	cmake ninja-build ccache)
+	cmake ninja-build ccache redis-server)
 
 installed() {
 	command -v dpkg-query >/dev/null 2>&1 &&

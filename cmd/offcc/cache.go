@@ -231,6 +231,9 @@ func modeName(m cache.Mode) string {
 //	             "tool", "derived"): {"entries": N, "bytes": N}
 //	total        the counters (below) of all job kinds together
 //	kinds        per job kind (as --print-job-graph names them): counters
+//	remote       the shared cache (OFFCC_REMOTE_CACHE): {"hits", "misses",
+//	             "errors", "stores", "bytes_up", "bytes_down"}; a remote hit
+//	             is also a hit of its job kind
 //
 // The counters, since the statistics were last zeroed:
 //
@@ -250,6 +253,7 @@ type cacheStatsJSON struct {
 	EntryKinds map[string]entryKindJSON `json:"entry_kinds"`
 	Total      countersJSON             `json:"total"`
 	Kinds      map[string]countersJSON  `json:"kinds"`
+	Remote     cache.RemoteStats        `json:"remote"`
 }
 
 type entryKindJSON struct {
@@ -295,6 +299,7 @@ func collectStats(c *cache.Cache) (*cacheStatsJSON, error) {
 	out := &cacheStatsJSON{
 		Dir: c.Dir, Mode: modeName(c.Mode), MaxSize: c.MaxSize,
 		EntryKinds: map[string]entryKindJSON{}, Total: counters(st.Total()), Kinds: map[string]countersJSON{},
+		Remote: st.Remote,
 	}
 	for k, v := range usage {
 		out.EntryKinds[string(k)] = entryKindJSON{v[0], v[1]}
@@ -390,6 +395,10 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 	}
 	reasons("uncacheable, by reason", func(c countersJSON) map[string]int64 { return c.Uncacheable })
 	reasons("not stored, by reason", func(c countersJSON) map[string]int64 { return c.NotStored })
+	if r := st.Remote; r != (cache.RemoteStats{}) {
+		fmt.Fprintf(w, "\nshared cache: %d hits, %d misses, %d errors, %d stored; %s up, %s down\n",
+			r.Hits, r.Misses, r.Errors, r.Stores, humanBytes(r.BytesUp), humanBytes(r.BytesDown))
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -119,6 +119,10 @@ func TestCacheStatsEmpty(t *testing.T) {
 			"uncacheable": map[string]any{}, "not_stored": map[string]any{},
 			"saved_ms": float64(0), "stored_bytes": float64(0), "restored_bytes": float64(0),
 		},
+		"remote": map[string]any{
+			"hits": float64(0), "misses": float64(0), "errors": float64(0), "stores": float64(0),
+			"bytes_up": float64(0), "bytes_down": float64(0),
+		},
 	}
 	gotText, _ := json.Marshal(got)
 	wantText, _ := json.Marshal(want)

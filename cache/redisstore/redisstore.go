@@ -1,0 +1,479 @@
+// Package redisstore is a cache.Store kept in Redis, for sharing offcc's
+// build cache between machines (like ccache's and sccache's Redis
+// backends).
+//
+// Key layout, under a prefix (Options.KeyPrefix, "offcc:" by default):
+//
+//	<prefix>e:<key hex>      string: cache.EncodeIndex of the entry (kind,
+//	                         record, blob list with sizes and SHA-256s;
+//	                         checksummed)
+//	<prefix>b:<sha256 hex>   hash: one blob, shared by every entry that
+//	                         holds those bytes. Field "m" is
+//	                         "<size> <chunk size>"; fields "0", "1", ...
+//	                         hold the bytes in chunks of the chunk size
+//	<prefix>u:<sha256 hex>:<random>
+//	                         hash: a blob being uploaded (expires after an
+//	                         hour without progress)
+//
+// A blob is uploaded into its own temporary hash, one chunk (at most
+// Options.ChunkSize bytes) per command, and renamed to its final name in a
+// WATCHed transaction once every chunk is there, so a blob's key exists
+// only when the blob is complete: EXISTS on it is the "already uploaded"
+// test, and an evicted blob disappears whole. Entries are written after
+// their blobs. Readers verify every blob's size and SHA-256
+// (cache.NewVerifier), so bytes changed in Redis are detected.
+//
+// Remove deletes only the entry's key: blobs are shared and stay until
+// Redis evicts them (run the server with maxmemory and allkeys-lru, as
+// ccache advises). An entry whose blob has been evicted reads as a miss
+// (OpenBlob's error wraps cache.ErrNotFound).
+//
+// Every command runs under a deadline of Options.OpTimeout (dialling under
+// Options.DialTimeout) and is not retried; errors are returned for the
+// caller to fall back on a local store. Open silences go-redis' own
+// logger, which is process-wide, so that a dead server does not print on
+// every compile.
+//
+// The client is github.com/redis/go-redis/v9 rather than rueidis: its typed
+// Streams API (XReadGroup, XAutoClaim including the deleted IDs of Redis
+// 7.0) serves the build farm's work queue; it does not auto-pipeline, so a
+// large chunk does not block the small commands queued behind it (rueidis'
+// head-of-line blocking); and deadlines come per command from a context.
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/offcc/offcc/cache"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Options tunes a Store; zero fields take their defaults.
+type Options struct {
+	// KeyPrefix starts every key the store uses (default "offcc:").
+	KeyPrefix string
+	// DialTimeout bounds connecting to the server (default 250ms).
+	DialTimeout time.Duration
+	// OpTimeout bounds each command (default 2s).
+	OpTimeout time.Duration
+	// ChunkSize is the most blob bytes one command moves (default 1 MiB).
+	ChunkSize int
+	// MaxBlob is the largest blob the store accepts (default 512 MiB).
+	MaxBlob int64
+}
+
+// Store is a cache.Store in a Redis server; see the package comment. It is
+// safe for concurrent use.
+type Store struct {
+	c        *redis.Client
+	opt      Options
+	name     string // the URL without its password, for errors
+	up, down atomic.Int64
+}
+
+var _ cache.Store = (*Store)(nil)
+
+const (
+	metaField  = "m"
+	stagingTTL = time.Hour
+)
+
+// Open returns the store at rawURL, redis://[user:password@]host[:port][/db]
+// or rediss://... (TLS). It does not connect: the first command (or Ping)
+// does.
+func Open(rawURL string, opt Options) (*Store, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("redisstore: bad URL %s: %s (want redis://[user:password@]host:port[/db] or rediss://...)", redact(rawURL), why)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, bad("does not parse")
+	}
+	switch {
+	case u.Scheme != "redis" && u.Scheme != "rediss":
+		return nil, bad(fmt.Sprintf("scheme %q", u.Scheme))
+	case u.Opaque != "" || u.Hostname() == "":
+		return nil, bad("no host")
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, bad("query or fragment")
+	}
+	ro, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, bad(strings.TrimPrefix(err.Error(), "redis: "))
+	}
+	if opt.KeyPrefix == "" {
+		opt.KeyPrefix = "offcc:"
+	}
+	if opt.DialTimeout <= 0 {
+		opt.DialTimeout = 250 * time.Millisecond
+	}
+	if opt.OpTimeout <= 0 {
+		opt.OpTimeout = 2 * time.Second
+	}
+	if opt.ChunkSize <= 0 {
+		opt.ChunkSize = 1 << 20
+	}
+	if opt.MaxBlob <= 0 {
+		opt.MaxBlob = 512 << 20
+	}
+	ro.DialTimeout = opt.DialTimeout
+	ro.DialerRetries = 1 // one attempt
+	ro.ReadTimeout = opt.OpTimeout
+	ro.WriteTimeout = opt.OpTimeout
+	ro.PoolTimeout = opt.OpTimeout
+	ro.ContextTimeoutEnabled = true
+	ro.MaxRetries = -1
+	ro.DisableIdentity = true // CLIENT SETINFO is Redis 7.2+
+	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
+	return &Store{c: redis.NewClient(ro), opt: opt, name: u.Redacted()}, nil
+}
+
+var quietOnce sync.Once
+
+// quiet is a go-redis logger that prints nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// Redact returns a Redis URL with its password hidden, for messages.
+func Redact(s string) string { return redact(s) }
+
+// redact hides a password in a URL that may not parse.
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		if i := strings.Index(s, "://"); i >= 0 && i < at {
+			return s[:i+3] + "xxxxx" + s[at:]
+		}
+		return "xxxxx" + s[at:]
+	}
+	return s
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() error { return s.c.Close() }
+
+// Ping checks that the server answers, within ctx and OpTimeout.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opt.OpTimeout)
+	defer cancel()
+	return s.err("PING", s.c.Ping(ctx).Err())
+}
+
+// Transferred returns the blob bytes uploaded and downloaded so far.
+func (s *Store) Transferred() (up, down int64) { return s.up.Load(), s.down.Load() }
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opt.OpTimeout)
+}
+
+func (s *Store) err(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redisstore %s: %s: %w", s.name, op, err)
+}
+
+func (s *Store) entryKey(key cache.Sum) string { return s.opt.KeyPrefix + "e:" + key.String() }
+func (s *Store) blobKey(sum cache.Sum) string  { return s.opt.KeyPrefix + "b:" + sum.String() }
+
+// Get returns key's entry, or cache.ErrNotFound when there is none or it
+// does not decode. Its blobs have Path ""; read them with OpenBlob. Used is
+// the time of the Get (Redis keeps its own LRU clock).
+func (s *Store) Get(key cache.Sum) (*cache.Entry, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	data, err := s.c.Get(ctx, s.entryKey(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, cache.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.err("GET entry", err)
+	}
+	e, err := cache.DecodeIndex(data)
+	if err != nil {
+		return nil, cache.ErrNotFound
+	}
+	e.Used = time.Now()
+	return e, nil
+}
+
+// Put uploads e's blobs that the server lacks (reading each from its Path
+// and checking its size and digest) and then stores e under key, unless a
+// sound entry is there already.
+func (s *Store) Put(key cache.Sum, e *cache.Entry) error {
+	if _, err := s.Get(key); err != cache.ErrNotFound {
+		return err // nil: kept
+	}
+	return s.put(key, e, false)
+}
+
+// Replace is Put replacing any entry stored under key.
+func (s *Store) Replace(key cache.Sum, e *cache.Entry) error { return s.put(key, e, true) }
+
+func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) error {
+	stored := *e
+	stored.Blobs = append([]cache.Blob(nil), e.Blobs...)
+	for i := range stored.Blobs {
+		stored.Blobs[i].Path = ""
+	}
+	index := cache.EncodeIndex(&stored)
+	if _, err := cache.DecodeIndex(index); err != nil {
+		return fmt.Errorf("redisstore: entry %s: %v", key, err) // bad blob names
+	}
+	for _, b := range e.Blobs {
+		if err := s.upload(b); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	k := s.entryKey(key)
+	if replace {
+		return s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
+	}
+	ok, err := s.c.SetNX(ctx, k, index, 0).Result()
+	if err != nil || ok {
+		return s.err("SET NX entry", err)
+	}
+	// Something is there: keep it if sound, else overwrite it.
+	if _, err := s.Get(key); err != cache.ErrNotFound {
+		return err
+	}
+	return s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
+}
+
+// upload stores b's bytes unless its blob key exists.
+func (s *Store) upload(b cache.Blob) error {
+	if b.Size > s.opt.MaxBlob {
+		return fmt.Errorf("redisstore: blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
+	}
+	final := s.blobKey(b.Sum)
+	ctx, cancel := s.ctx()
+	n, err := s.c.Exists(ctx, final).Result()
+	cancel()
+	if err != nil || n > 0 {
+		return s.err("EXISTS blob", err)
+	}
+	f, err := os.Open(b.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := s.opt.KeyPrefix + "u:" + b.Sum.String() + ":" + hex.EncodeToString(rnd[:])
+	ok := false
+	defer func() {
+		if !ok {
+			ctx, cancel := s.ctx()
+			s.c.Unlink(ctx, tmp) // best effort; it expires anyway
+			cancel()
+		}
+	}()
+	cs := s.opt.ChunkSize
+	meta := strconv.FormatInt(b.Size, 10) + " " + strconv.Itoa(cs)
+	if err := s.hsetExpire(tmp, metaField, []byte(meta)); err != nil {
+		return err
+	}
+	v := cache.NewVerifier(f, b)
+	buf := make([]byte, cs)
+	chunks := 0
+	for {
+		m, err := io.ReadFull(v, buf)
+		if m > 0 {
+			if err := s.hsetExpire(tmp, strconv.Itoa(chunks), buf[:m]); err != nil {
+				return err
+			}
+			s.up.Add(int64(m))
+			chunks++
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("redisstore: blob %s (%s): %w", b.Name, b.Path, err)
+		}
+	}
+	// Publish: rename only a hash holding every chunk (it could have
+	// expired or been evicted, and been recreated by a later HSET).
+	ctx, cancel = s.ctx()
+	defer cancel()
+	err = s.c.Watch(ctx, func(tx *redis.Tx) error {
+		n, err := tx.HLen(ctx, tmp).Result()
+		if err != nil {
+			return err
+		}
+		if n != int64(chunks)+1 {
+			return fmt.Errorf("upload lost chunks (%d of %d fields)", n, chunks+1)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Rename(ctx, tmp, final)
+			p.Persist(ctx, final)
+			return nil
+		})
+		return err
+	}, tmp)
+	if err != nil {
+		return s.err("publish blob "+b.Sum.String(), err)
+	}
+	ok = true
+	return nil
+}
+
+// hsetExpire sets a field of an upload's hash and renews its expiry, in
+// one round trip.
+func (s *Store) hsetExpire(key, field string, value []byte) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, field, value)
+		p.Expire(ctx, key, stagingTTL)
+		return nil
+	})
+	return s.err("HSET upload", err)
+}
+
+// OpenBlob returns a reader of b's bytes, fetched one chunk at a time. The
+// reader fails with cache.ErrCorrupt at the end if the bytes are not b's,
+// and with an error if a chunk is missing. A blob not in the store is an
+// error wrapping cache.ErrNotFound.
+func (s *Store) OpenBlob(b cache.Blob) (io.ReadCloser, error) {
+	if b.Size > s.opt.MaxBlob {
+		return nil, fmt.Errorf("redisstore: blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
+	}
+	key := s.blobKey(b.Sum)
+	ctx, cancel := s.ctx()
+	meta, err := s.c.HGet(ctx, key, metaField).Result()
+	cancel()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("redisstore %s: blob %s: %w", s.name, b.Sum, cache.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.err("HGET blob", err)
+	}
+	sizeText, csText, _ := strings.Cut(meta, " ")
+	size, err1 := strconv.ParseInt(sizeText, 10, 64)
+	cs, err2 := strconv.ParseInt(csText, 10, 64)
+	if err1 != nil || err2 != nil || size != b.Size || cs <= 0 {
+		return nil, fmt.Errorf("redisstore %s: blob %s: bad metadata %.40q: %w", s.name, b.Sum, meta, cache.ErrCorrupt)
+	}
+	r := &chunkReader{s: s, key: key, cs: int(cs), n: int((size + cs - 1) / cs)}
+	return cache.NewVerifier(r, b), nil
+}
+
+// chunkReader reads a blob's chunks in turn.
+type chunkReader struct {
+	s     *Store
+	key   string
+	cs    int
+	n, i  int // chunks, next chunk
+	chunk []byte
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.chunk) == 0 {
+		if r.i >= r.n {
+			return 0, io.EOF
+		}
+		ctx, cancel := r.s.ctx()
+		data, err := r.s.c.HGet(ctx, r.key, strconv.Itoa(r.i)).Bytes()
+		cancel()
+		if errors.Is(err, redis.Nil) {
+			return 0, fmt.Errorf("redisstore %s: %s: chunk %d of %d is missing", r.s.name, r.key, r.i, r.n)
+		}
+		if err != nil {
+			return 0, r.s.err("HGET chunk", err)
+		}
+		if len(data) > r.cs || len(data) == 0 {
+			return 0, fmt.Errorf("redisstore %s: %s: chunk %d has %d bytes: %w", r.s.name, r.key, r.i, len(data), cache.ErrCorrupt)
+		}
+		r.s.down.Add(int64(len(data)))
+		r.chunk = data
+		r.i++
+	}
+	n := copy(p, r.chunk)
+	r.chunk = r.chunk[n:]
+	return n, nil
+}
+
+func (r *chunkReader) Close() error {
+	r.chunk, r.i = nil, r.n
+	return nil
+}
+
+// Remove deletes key's entry. Its blobs stay (other entries may share
+// them) until Redis evicts them.
+func (s *Store) Remove(key cache.Sum) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.err("DEL entry", s.c.Del(ctx, s.entryKey(key)).Err())
+}
+
+// Walk calls fn once for every entry that decodes, found by SCAN (entries
+// stored or removed during the walk may or may not be seen). An error from
+// fn stops the walk and is returned. The entries' Used is zero.
+func (s *Store) Walk(fn func(key cache.Sum, e *cache.Entry) error) error {
+	prefix := s.opt.KeyPrefix + "e:"
+	pattern := globEscape(prefix) + "*"
+	seen := map[cache.Sum]bool{}
+	var cursor uint64
+	for {
+		ctx, cancel := s.ctx()
+		keys, next, err := s.c.Scan(ctx, cursor, pattern, 200).Result()
+		var vals []any
+		if err == nil && len(keys) > 0 {
+			vals, err = s.c.MGet(ctx, keys...).Result()
+		}
+		cancel()
+		if err != nil {
+			return s.err("SCAN entries", err)
+		}
+		for i, k := range keys {
+			key, err := cache.ParseSum(strings.TrimPrefix(k, prefix))
+			text, ok := vals[i].(string)
+			if err != nil || !ok || seen[key] {
+				continue
+			}
+			seen[key] = true
+			e, err := cache.DecodeIndex([]byte(text))
+			if err != nil {
+				continue
+			}
+			if err := fn(key, e); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// globEscape quotes the characters special to SCAN's MATCH.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
