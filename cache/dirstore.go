@@ -220,6 +220,8 @@ func NewVerifier(r io.ReadCloser, b Blob) *Verifier {
 	return &Verifier{r: r, b: b, h: sha256.New()}
 }
 
+// Read reads the blob's bytes; at their end it reports ErrCorrupt if they
+// were not the blob's.
 func (v *Verifier) Read(p []byte) (int, error) {
 	n, err := v.r.Read(p)
 	v.h.Write(p[:n])

@@ -129,8 +129,10 @@ type cachedRun struct {
 	hit    bool
 }
 
+// Status is "hit", "miss" or "uncacheable: REASON".
 func (r *cachedRun) Status() string { return r.status }
 
+// Hit returns the restored run's output on a hit.
 func (r *cachedRun) Hit() ([]byte, []byte, bool) { return r.stdout, r.stderr, r.hit }
 
 // Begin looks a up: on a hit its outputs are restored.
