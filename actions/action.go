@@ -133,9 +133,11 @@ type Action struct {
 	// DepFile names a Makefile-style dependency file the command writes;
 	// when the action succeeds, the files it lists become Discovered.
 	DepFile string
-	// PartialDeps says that DepFile leaves out system headers (the user's
-	// -MMD file), so the action read more files than Discovered lists.
-	PartialDeps bool
+	// UnknownReads, when not empty, says why the action reads files that
+	// neither planning nor DepFile lists (the user's -MMD file leaves out
+	// system headers; a dependency file on /dev is not read back): its
+	// reads cannot all be known.
+	UnknownReads string
 	// Discovered lists, after the action ran, the files it read that were
 	// not known when it was planned (headers).
 	Discovered []string

@@ -84,22 +84,8 @@ func (s *Session) headerChange(ak *actionKey) string {
 	if err != nil || len(m.Candidates) == 0 {
 		return "  same flags, tool and inputs; no header list stored\n"
 	}
-	c := m.Candidates[0]
-	for _, h := range c.Headers {
-		fi := s.files.get(h.Path)
-		switch {
-		case fi.err != nil:
-			return fmt.Sprintf("  header %s: %v\n", h.Path, fi.err)
-		case fi.sum.String() != h.Sum:
-			return fmt.Sprintf("  header %s changed (sha256 %s..., was %s...)\n", h.Path, fi.sum.String()[:12], h.Sum[:min(12, len(h.Sum))])
-		case ak.frontEndOpenMP && (fi.stat.Dev != h.Stat.Dev || fi.stat.Ino != h.Stat.Ino):
-			return fmt.Sprintf("  header %s is another file (inode), which OpenMP kernel names depend on\n", h.Path)
-		}
-	}
-	for _, p := range c.Absent {
-		if exists(p) {
-			return fmt.Sprintf("  new file %s shadows a header it read\n", p)
-		}
+	if why := s.candidateMismatch(&m.Candidates[0], ak); why != "" {
+		return "  " + why + "\n"
 	}
 	return "  same flags, tool, inputs and headers: the entry was removed (trimmed, cleared or damaged)\n"
 }

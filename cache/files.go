@@ -38,7 +38,9 @@ type fileInfo struct {
 	// mentionsTemp: the bytes name a path in the build's temporary
 	// directory (a generated registration module's .incbin).
 	mentionsTemp bool
-	err          error
+	// exec: the file is executable (its mode is restored with it).
+	exec bool
+	err  error
 }
 
 // fileDigests hashes files once per build: the headers five device
@@ -103,27 +105,28 @@ func hashFile(name string, temp []byte) *fileInfo {
 	if err != nil {
 		return &fileInfo{err: err}
 	}
-	fi := &fileInfo{stat: statOf(st)}
+	fi := &fileInfo{stat: statOf(st), exec: st.Mode()&0o111 != 0}
+	scan := func(b []byte) {
+		for _, m := range timeMacroNames {
+			fi.timeMacros = fi.timeMacros || bytes.Contains(b, m)
+		}
+		fi.mentionsTemp = fi.mentionsTemp || len(temp) > 0 && bytes.Contains(b, temp)
+	}
+	// What a match across two reads needs of the first: the longest
+	// needle less a byte.
+	keep := max(len(temp), len("__TIMESTAMP__")) - 1
 	h := sha256.New()
 	buf := make([]byte, 64<<10)
-	var tail []byte
+	tail := make([]byte, 0, 2*keep)
 	for {
 		n, rerr := f.Read(buf)
 		if n > 0 {
 			h.Write(buf[:n])
-			if !fi.timeMacros || !fi.mentionsTemp && len(temp) > 0 {
-				// Look across the chunk boundary too.
-				chunk := append(tail, buf[:n]...)
-				for _, m := range timeMacroNames {
-					if bytes.Contains(chunk, m) {
-						fi.timeMacros = true
-					}
-				}
-				if len(temp) > 0 && bytes.Contains(chunk, temp) {
-					fi.mentionsTemp = true
-				}
-				tail = append(tail[:0], chunk[max(0, len(chunk)-len(temp)-16):]...)
+			if len(tail) > 0 {
+				scan(append(tail, buf[:min(n, keep)]...))
 			}
+			scan(buf[:n])
+			tail = append(tail[:0], buf[max(0, n-keep):n]...)
 		}
 		if rerr == io.EOF {
 			break
@@ -162,8 +165,8 @@ func (d *fileDigests) peek(name string) *fileInfo {
 	return d.files[name]
 }
 
-// lstatOf stats a file (following links, as the compiler opens it).
-func lstatOf(name string) (FileStat, error) {
+// statPath stats a file, following links as the compiler opening it does.
+func statPath(name string) (FileStat, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
 		return FileStat{}, err

@@ -77,29 +77,7 @@ func (s *Session) uncacheable(a *actions.Action) string {
 			}
 		}
 	}
-	if a.PartialDeps {
-		return "-MMD (its dependency file leaves out system headers; -MD does not)"
-	}
-	if a.DepFile == "" && preprocesses(a.Command) {
-		// Its headers cannot be keyed.
-		return "headers it reads are unknown"
-	}
-	return ""
-}
-
-// preprocesses reports whether a cc1 command reads a source through the
-// preprocessor (and so reads headers): its "-x LANG INPUT" is not of IR,
-// preprocessed source or assembly.
-func preprocesses(argv []string) bool {
-	n := len(argv)
-	if n < 4 || argv[1] != "-cc1" || argv[n-3] != "-x" {
-		return false
-	}
-	switch lang := argv[n-2]; {
-	case lang == "ir" || lang == "lto-ir" || lang == "assembler" || strings.HasSuffix(lang, "cpp-output"):
-		return false
-	}
-	return true
+	return a.UnknownReads
 }
 
 // actionKey is the first-level key of an action: everything known before
@@ -116,10 +94,13 @@ type actionKey struct {
 	searchDirs []string
 }
 
-// key computes a's first-level key. It fails (with a reason counted as
-// uncacheable) when an input cannot be read or a command names a
-// temporary file the plan does not know.
+// key computes a's first-level key. It fails, with the reason counted as
+// uncacheable, when a cannot be cached, an input cannot be read or a
+// command names a temporary file the plan does not know.
 func (s *Session) key(a *actions.Action) (*actionKey, string) {
+	if why := s.uncacheable(a); why != "" {
+		return nil, why
+	}
 	var k keyText
 	k.add("version", keyVersion)
 	k.add("kind", a.Kind.String(), a.SideName())
@@ -226,14 +207,16 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		k.add("action-env", kv)
 	}
 	for _, name := range []string{"SOURCE_DATE_EPOCH", "ZERO_AR_DATE"} {
-		if v, ok := s.getenv(name); ok {
+		if v, ok := s.env[name]; ok {
 			k.add("env", name+"="+v)
 		}
 	}
 
 	hostIR := ""
 	if isCC1 {
-		hostIR = optionValue(a.Command, "-fopenmp-host-ir-file-path")
+		if v := argValues(a.Command, "-fopenmp-host-ir-file-path", true); len(v) > 0 {
+			hostIR = v[0]
+		}
 	}
 	fromSource := false
 	addFiles := func(list []*actions.Artifact, what string) string {
@@ -333,68 +316,72 @@ func (s *Session) libraries(exe string) [][2]string {
 
 // driverFacts keys what a clang driver run finds installed.
 func (s *Session) driverFacts(k *keyText, exe string, args []string) {
-	getenv := map[string]string{}
-	for _, kv := range s.env {
-		name, value, _ := strings.Cut(kv, "=")
-		getenv[name] = value
-	}
 	// Variables clang's driver reads (options, search paths).
 	for _, name := range []string{"CCC_OVERRIDE_OPTIONS", "COMPILER_PATH", "LIBRARY_PATH", "CPATH",
 		"C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "GCC_EXEC_PREFIX", "CLANG_NO_DEFAULT_CONFIG"} {
-		if v, ok := getenv[name]; ok {
+		if v, ok := s.env[name]; ok {
 			k.add("driver-env", name+"="+v)
 		}
 	}
 	dir := filepath.Dir(exe)
-	k.keyConfig(dir, "clang", args, getenv)
+	k.keyConfig(dir, "clang", args, s.env)
 	k.keyGCC(dir, args)
-	k.keyOffload(dir, args, getenv)
+	k.keyOffload(dir, args, s.env)
 	for _, ld := range []string{"ld.lld", "lld"} {
 		k.add("linker", ld, s.tools.digest(filepath.Join(dir, ld)))
 	}
 }
 
+// The groups of include directories, in the order the preprocessor
+// searches them.
+const (
+	quoteDirs = iota
+	angledDirs
+	systemDirs
+	afterDirs
+	dirGroups
+)
+
+// searchOptions are the cc1 options that name include directories, with
+// their group; joined: the value may follow the option in one argument
+// ("-Idir"). Longer spellings come before their prefixes.
+var searchOptions = []struct {
+	opt    string
+	group  int
+	joined bool
+}{
+	{"-iquote", quoteDirs, true},
+	{"-isystem-after", afterDirs, true},
+	{"-isystem", systemDirs, false},
+	{"-internal-externc-isystem", systemDirs, false},
+	{"-internal-isystem", systemDirs, false},
+	{"-c-isystem", systemDirs, true},
+	{"-cxx-isystem", systemDirs, true},
+	{"-objc-isystem", systemDirs, true},
+	{"-idirafter", afterDirs, true},
+	{"-I", angledDirs, true},
+}
+
 // searchDirs returns a cc1 command's include search directories in the
 // order the preprocessor searches them.
 func searchDirs(argv []string) []string {
-	var quote, angled, system, after []string
+	var groups [dirGroups][]string
 	for i := 1; i < len(argv); i++ {
-		a := argv[i]
-		val := func(opt string) (string, bool) {
-			if a == opt && i+1 < len(argv) {
+		for _, o := range searchOptions {
+			if argv[i] == o.opt && i+1 < len(argv) {
 				i++
-				return argv[i], true
+				groups[o.group] = append(groups[o.group], argv[i])
+				break
 			}
-			if v, ok := strings.CutPrefix(a, opt); ok && v != "" && opt != "-isystem" && opt != "-internal-isystem" {
-				return v, true
+			if v, ok := strings.CutPrefix(argv[i], o.opt); ok && v != "" && o.joined {
+				groups[o.group] = append(groups[o.group], v)
+				break
 			}
-			return "", false
-		}
-		if v, ok := val("-iquote"); ok {
-			quote = append(quote, v)
-		} else if v, ok := val("-I"); ok {
-			angled = append(angled, v)
-		} else if v, ok := val("-isystem-after"); ok {
-			after = append(after, v)
-		} else if v, ok := val("-isystem"); ok {
-			system = append(system, v)
-		} else if v, ok := val("-c-isystem"); ok {
-			system = append(system, v)
-		} else if v, ok := val("-cxx-isystem"); ok {
-			system = append(system, v)
-		} else if v, ok := val("-objc-isystem"); ok {
-			system = append(system, v)
-		} else if v, ok := val("-internal-isystem"); ok {
-			system = append(system, v)
-		} else if v, ok := val("-internal-externc-isystem"); ok {
-			system = append(system, v)
-		} else if v, ok := val("-idirafter"); ok {
-			after = append(after, v)
 		}
 	}
 	var dirs []string
 	seen := map[string]bool{}
-	for _, list := range [][]string{quote, angled, system, after} {
+	for _, list := range groups {
 		for _, d := range list {
 			if !seen[d] {
 				seen[d] = true
@@ -419,16 +406,6 @@ func normalizedDigest(path string, olds []string, repl map[string]string, temp s
 		return Sum{}, false
 	}
 	return sha256.Sum256(data), true
-}
-
-// optionValue returns the value of a separate-valued option in argv, or "".
-func optionValue(argv []string, name string) string {
-	for i := 1; i+1 < len(argv); i++ {
-		if argv[i] == name {
-			return argv[i+1]
-		}
-	}
-	return ""
 }
 
 // offloadInfo returns the digest of the OpenMP offload entries of the host

@@ -71,16 +71,23 @@ func (s *Session) match(m *manifest, ak *actionKey) (Sum, *candidate, bool) {
 }
 
 func (s *Session) candidateFits(c *candidate, ak *actionKey) bool {
+	return s.candidateMismatch(c, ak) == ""
+}
+
+// candidateMismatch says what on disk differs from a header set: the
+// first header that changed or is another file, or a shadowing file that
+// appeared; "" when the set fits.
+func (s *Session) candidateMismatch(c *candidate, ak *actionKey) string {
 	for _, h := range c.Headers {
 		want, err := ParseSum(h.Sum)
 		if err != nil {
-			return false
+			return fmt.Sprintf("header %s: a damaged digest", h.Path)
 		}
 		fi := s.files.peek(h.Path)
 		if fi == nil {
-			st, err := lstatOf(h.Path)
+			st, err := statPath(h.Path)
 			if err != nil {
-				return false
+				return fmt.Sprintf("header %s: %v", h.Path, err)
 			}
 			if h.Trust && st == h.Stat {
 				fi = &fileInfo{stat: st, sum: want}
@@ -89,19 +96,21 @@ func (s *Session) candidateFits(c *candidate, ak *actionKey) bool {
 				fi = s.files.get(h.Path)
 			}
 		}
-		if fi.err != nil || fi.sum != want {
-			return false
-		}
-		if ak.frontEndOpenMP && (fi.stat.Dev != h.Stat.Dev || fi.stat.Ino != h.Stat.Ino) {
-			return false
+		switch {
+		case fi.err != nil:
+			return fmt.Sprintf("header %s: %v", h.Path, fi.err)
+		case fi.sum != want:
+			return fmt.Sprintf("header %s changed (sha256 %s..., was %s...)", h.Path, fi.sum.String()[:12], h.Sum[:12])
+		case ak.frontEndOpenMP && (fi.stat.Dev != h.Stat.Dev || fi.stat.Ino != h.Stat.Ino):
+			return fmt.Sprintf("header %s is another file (inode), which OpenMP kernel names depend on", h.Path)
 		}
 	}
 	for _, p := range c.Absent {
 		if exists(p) {
-			return false
+			return fmt.Sprintf("new file %s shadows a header it read", p)
 		}
 	}
-	return true
+	return ""
 }
 
 // resultKey is the second-level key: the first-level key and the headers

@@ -48,7 +48,7 @@ type Session struct {
 	layered *Layered // store, when a shared cache is behind the local one
 	tempDir string
 	self    string
-	env     []string
+	env     map[string]string // the build's environment, last value of a name
 	label   string
 	explain io.Writer
 	warn    func(string)
@@ -80,24 +80,25 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 		store = layered
 	}
 	return &Session{
-		c: c, store: store, layered: layered, tempDir: tempDir, self: opt.Self, env: opt.Env,
+		c: c, store: store, layered: layered, tempDir: tempDir, self: opt.Self, env: envMap(opt.Env),
 		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
 		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
 }
 
-func (s *Session) getenv(name string) (string, bool) {
-	for i := len(s.env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(s.env[i], name+"="); ok {
-			return v, true
-		}
+// envMap maps KEY=VALUE pairs by name; a later pair wins, as for exec.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		m[name] = value
 	}
-	return "", false
+	return m
 }
 
 func (s *Session) hasEnv(name string) bool {
-	_, ok := s.getenv(name)
+	_, ok := s.env[name]
 	return ok
 }
 
@@ -138,11 +139,6 @@ func (r *cachedRun) Hit() ([]byte, []byte, bool) { return r.stdout, r.stderr, r.
 // Begin looks a up: on a hit its outputs are restored.
 func (s *Session) Begin(ctx context.Context, a *actions.Action) actions.CachedRun {
 	r := &cachedRun{s: s, a: a, start: time.Now()}
-	if why := s.uncacheable(a); why != "" {
-		r.status = "uncacheable: " + why
-		s.count(a, func(k *KindStats) { k.uncacheable(why) })
-		return r
-	}
 	ak, why := s.key(a)
 	if why != "" {
 		r.status = "uncacheable: " + why
@@ -228,7 +224,7 @@ func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
 			return nil, false
 		}
 		fi := &fileInfo{sum: b.Sum}
-		if st, err := lstatOf(out.Path); err == nil {
+		if st, err := statPath(out.Path); err == nil {
 			fi.stat = st
 		}
 		s.files.set(out.Path, fi)
@@ -297,7 +293,7 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		}
 		sources = append(sources, f.Path)
 		before := s.files.peek(f.Path)
-		st, err := lstatOf(f.Path)
+		st, err := statPath(f.Path)
 		if before == nil || err != nil || st != before.stat || st.changedSince(r.start.Add(-changeSlack)) {
 			return "input modified during the compile"
 		}
@@ -328,7 +324,7 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 			return "an output file is missing"
 		}
 		mode := uint32(0o666)
-		if info, err := os.Stat(out.Path); err == nil && info.Mode()&0o111 != 0 {
+		if fi.exec {
 			mode = 0o777
 		}
 		e.Blobs = append(e.Blobs, Blob{Name: fmt.Sprintf("out%d", i), Size: fi.stat.Size, Sum: fi.sum, Mode: mode, Path: out.Path})

@@ -33,18 +33,16 @@ type KindStats struct {
 	RestoredBytes int64            `json:"restored_bytes"`
 }
 
-func (k *KindStats) uncacheable(why string) {
-	if k.Uncacheable == nil {
-		k.Uncacheable = map[string]int64{}
-	}
-	k.Uncacheable[why]++
-}
+func (k *KindStats) uncacheable(why string) { addReason(&k.Uncacheable, why, 1) }
 
-func (k *KindStats) notStored(why string) {
-	if k.NotStored == nil {
-		k.NotStored = map[string]int64{}
+func (k *KindStats) notStored(why string) { addReason(&k.NotStored, why, 1) }
+
+// addReason adds n to a count by reason, making the map if need be.
+func addReason(m *map[string]int64, why string, n int64) {
+	if *m == nil {
+		*m = map[string]int64{}
 	}
-	k.NotStored[why]++
+	(*m)[why] += n
 }
 
 // add adds o's counts to k.
@@ -55,12 +53,10 @@ func (k *KindStats) add(o *KindStats) {
 	k.StoredBytes += o.StoredBytes
 	k.RestoredBytes += o.RestoredBytes
 	for r, n := range o.Uncacheable {
-		k.uncacheable(r)
-		k.Uncacheable[r] += n - 1
+		addReason(&k.Uncacheable, r, n)
 	}
 	for r, n := range o.NotStored {
-		k.notStored(r)
-		k.NotStored[r] += n - 1
+		addReason(&k.NotStored, r, n)
 	}
 }
 

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/offcc/offcc/actions"
@@ -83,11 +84,18 @@ func (p *planner) bindDepFile(j *clangJob, c *cc1Job, a *actions.Action) error {
 			return err
 		}
 		a.Outputs = append(a.Outputs, f)
-		if c.depFile != "-" && !strings.HasPrefix(c.depFile, "/dev/") {
+		// (clang writes one dependency file per compile, and the
+		// user's wins.)
+		switch {
+		case c.depFile == "-" || strings.HasPrefix(c.depFile, "/dev/"):
+			if c.preprocesses() {
+				a.UnknownReads = "its headers go to a dependency file offcc cannot read back"
+			}
+		case !slices.Contains(a.Command, "-sys-header-deps"):
 			a.DepFile = c.depFile
-			// -MMD: no system headers in it. (clang writes one
-			// dependency file per compile, and the user's wins.)
-			a.PartialDeps = !hasArg(a.Command, "-sys-header-deps")
+			a.UnknownReads = "-MMD (its dependency file leaves out system headers; -MD does not)"
+		default:
+			a.DepFile = c.depFile
 		}
 		return nil
 	}
@@ -368,14 +376,4 @@ func (p *planner) bindLink(j *clangJob) error {
 		return steps.link(sh, llvmWrapper, cl, out)
 	}
 	return p.add(j, a)
-}
-
-// hasArg reports whether argv holds the argument arg.
-func hasArg(argv []string, arg string) bool {
-	for _, a := range argv {
-		if a == arg {
-			return true
-		}
-	}
-	return false
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/target"
 	"github.com/offcc/offcc/toolchain"
@@ -319,13 +320,13 @@ func (inv *Invocation) compileCommandsFile(opts *Options) string {
 // recordWithoutPlan records the compile commands of a command line offcc
 // hands to clang: clang's job list (from the plan cache when it can) says
 // which sources it compiles and for which devices.
-func (inv *Invocation) recordWithoutPlan(ctx context.Context, llvm *toolchain.LLVM, opts *Options) {
+func (inv *Invocation) recordWithoutPlan(ctx context.Context, llvm *toolchain.LLVM, opts *Options, c *cache.Cache) {
 	tempDir, err := os.MkdirTemp(inv.tempRoot(), "offcc-")
 	if err != nil {
 		return
 	}
 	defer os.RemoveAll(tempDir)
-	_, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, newPlanCache(inv.getenv))
+	_, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, newPlanCache(c, inv.getenv))
 	if err != nil {
 		return // clang reports the command line's errors when it runs it
 	}

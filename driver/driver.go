@@ -84,26 +84,30 @@ func Main(ctx context.Context, inv *Invocation) int {
 		return inv.errorf("%v", err)
 	}
 	if warning != "" {
-		fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), warning)
+		inv.warnf("%s", warning)
 	}
 	llvm, err := toolchain.Find(opts.LLVMDir, inv.getenv)
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
+	c, err := inv.openCache(opts)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
 	kind := opts.OffloadKind()
-	if kind == actions.None && inv.cachesPlainCompile(opts) {
+	if kind == actions.None && plansPlainCompile(opts, c) {
 		// A compile without offloading: planned (clang's cc1 job) so
 		// that the build cache can serve it.
-		return inv.offload(ctx, llvm, opts, kind)
+		return inv.offload(ctx, llvm, opts, kind, c)
 	}
 	if kind == actions.None || opts.PrintPhases || opts.PreprocessOnly || builders[kind] == nil {
 		// Nothing to plan: clang's own driver does exactly what offcc would.
 		if inv.compileCommandsFile(opts) != "" {
-			inv.recordWithoutPlan(ctx, llvm, opts)
+			inv.recordWithoutPlan(ctx, llvm, opts, c)
 		}
 		return inv.runClang(llvm.Clang(), opts)
 	}
-	return inv.offload(ctx, llvm, opts, kind)
+	return inv.offload(ctx, llvm, opts, kind, c)
 }
 
 // runClang hands the command line to clang under offcc's name.
@@ -190,7 +194,7 @@ func (inv *Invocation) tempRoot() string {
 }
 
 // offload plans and runs (or prints) an offload build.
-func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind) int {
+func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) int {
 	dryRun := opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != ""
 	root := inv.tempRoot()
 	// Every temporary of this build lives in one private directory,
@@ -202,8 +206,8 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	defer os.RemoveAll(tempDir)
 
 	var plans *planCache
-	if !dryRun && !opts.NoCache {
-		plans = newPlanCache(inv.getenv)
+	if !dryRun {
+		plans = newPlanCache(c, inv.getenv)
 	}
 	clangArgs := opts.ClangArgs
 	var syclbin *syclbinBuild
@@ -277,8 +281,8 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 
 	if dryRun {
 		var probe actions.Probe
-		if opts.PrintJobGraph == "json" {
-			probe = inv.cacheProbe(opts, tempDir, plan.Graph)
+		if opts.PrintJobGraph == "json" && c != nil {
+			probe = cacheProbe(inv.newSession(c, tempDir, opts), plan.Graph)
 		}
 		// The printed commands name temporaries in TMPDIR, as clang's do.
 		rebaseTemps(plan.Graph, tempDir, root)
@@ -312,11 +316,8 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		}
 	}
 	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace}
-	session, err := inv.cacheSession(opts, tempDir)
-	if err != nil {
-		return inv.errorf("%v", err)
-	}
-	if session != nil {
+	if c != nil {
+		session := inv.newSession(c, tempDir, opts)
 		execOpts.Cache = session
 		defer session.Close()
 	}
@@ -342,13 +343,8 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 }
 
 // cacheProbe asks the build cache, before the plan's temporaries are
-// renamed for printing, what it holds for each action of g (nil when the
-// cache is off).
-func (inv *Invocation) cacheProbe(opts *Options, tempDir string, g *actions.Graph) actions.Probe {
-	session, err := inv.cacheSession(opts, tempDir)
-	if err != nil || session == nil {
-		return nil
-	}
+// renamed for printing, what it holds for each action of g.
+func cacheProbe(session *cache.Session, g *actions.Graph) actions.Probe {
 	type probed struct{ key, status string }
 	results := map[*actions.Action]probed{}
 	for _, a := range g.Actions {
@@ -358,58 +354,56 @@ func (inv *Invocation) cacheProbe(opts *Options, tempDir string, g *actions.Grap
 	return func(a *actions.Action) (string, string) { r := results[a]; return r.key, r.status }
 }
 
-// cachesPlainCompile reports whether a command line without offloading is
-// a compile (-c or -S) that the build cache is on for, or whose graph
-// --print-job-graph asks for; others go to clang unchanged.
-func (inv *Invocation) cachesPlainCompile(opts *Options) bool {
+// plansPlainCompile reports whether a command line without offloading is
+// a compile (-c or -S) that the build cache c (nil when off) serves, or
+// whose graph --print-job-graph asks for; others go to clang unchanged.
+func plansPlainCompile(opts *Options, c *cache.Cache) bool {
 	if !opts.CompileOnly || opts.PrintPhases || opts.PreprocessOnly || opts.HashHashHash || opts.PrintBindings || opts.Help {
 		return false
 	}
-	if opts.PrintJobGraph != "" {
-		return true // offcc's graph, which clang cannot print
-	}
-	if opts.NoCache {
-		return false
-	}
-	cfg, err := cache.ConfigFromEnv(inv.getenv)
-	return err == nil && cfg.Mode != cache.Off
+	return opts.PrintJobGraph != "" || c != nil
 }
 
-// cacheSession opens the build cache for this build (nil when it is off:
-// OFFCC_CACHE=0 or --no-cache).
-func (inv *Invocation) cacheSession(opts *Options, tempDir string) (*cache.Session, error) {
-	if opts.NoCache {
-		return nil, nil
-	}
+// openCache opens the build cache the environment selects, with the shared
+// cache behind it when OFFCC_REMOTE_CACHE names one; nil when it is off
+// (OFFCC_CACHE=0 or --no-cache). A bad setting is an error.
+func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 	cfg, err := cache.ConfigFromEnv(inv.getenv)
-	if err != nil {
+	if err != nil || opts.NoCache {
 		return nil, err
 	}
 	c := cache.Open(cfg)
-	if c == nil {
-		return nil, nil
+	if c == nil || cfg.RemoteURL == "" {
+		return c, nil
 	}
-	warn := func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), msg) }
-	if cfg.RemoteURL != "" {
-		remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{})
-		if err != nil {
-			// A bad URL is the user's to fix, but not a reason to fail
-			// the build: the local cache goes on.
-			warn(fmt.Sprintf("OFFCC_REMOTE_CACHE: %v; using the local cache only", err))
-		} else {
-			c.Remote, c.RemoteName = remote, redisstore.Redact(cfg.RemoteURL)
-		}
+	remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{})
+	if err != nil {
+		// The user's to fix, but no reason to fail the build: the
+		// local cache goes on.
+		inv.warnf("OFFCC_REMOTE_CACHE: %v; using the local cache only", err)
+		return c, nil
 	}
+	c.Remote, c.RemoteName = remote, redisstore.Redact(cfg.RemoteURL)
+	return c, nil
+}
+
+// newSession starts this build's use of the cache c.
+func (inv *Invocation) newSession(c *cache.Cache, tempDir string, opts *Options) *cache.Session {
 	cwd, _ := os.Getwd()
 	so := cache.SessionOptions{
 		TempDir: tempDir, Self: inv.Self, Env: inv.Env,
 		Label: cwd + "\x00" + strings.Join(opts.Inputs, "\x00"),
+		Warn:  func(msg string) { inv.warnf("%s", msg) },
 	}
-	if cfg.Debug {
+	if c.Debug {
 		so.Explain = inv.Stderr
 	}
-	so.Warn = warn
-	return c.NewSession(so), nil
+	return c.NewSession(so)
+}
+
+// warnf prints one of offcc's warnings.
+func (inv *Invocation) warnf(format string, args ...any) {
+	fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", inv.prog(), fmt.Sprintf(format, args...))
 }
 
 // printHeader prints clang's header lines: all of them under -v (version

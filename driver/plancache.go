@@ -32,19 +32,13 @@ type planCache struct {
 // tempPlaceholder stands for the private temporary directory in stored plans.
 const tempPlaceholder = "\x00OFFCC_TMP\x00"
 
-// newPlanCache returns the plan cache of the build cache the environment
-// selects (OFFCC_CACHE, OFFCC_CACHE_DIR), or nil when that is off or
-// OFFCC_PLAN_CACHE=0.
-func newPlanCache(getenv func(string) string) *planCache {
+// newPlanCache returns the plan cache of the build cache c, or nil when
+// that is off (c is nil) or OFFCC_PLAN_CACHE=0.
+func newPlanCache(c *cache.Cache, getenv func(string) string) *planCache {
 	switch getenv("OFFCC_PLAN_CACHE") {
 	case "0", "off", "no", "false":
 		return nil
 	}
-	cfg, err := cache.ConfigFromEnv(getenv)
-	if err != nil {
-		return nil
-	}
-	c := cache.Open(cfg)
 	if c == nil {
 		return nil
 	}

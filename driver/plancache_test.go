@@ -254,30 +254,39 @@ func TestNewPlanCache(t *testing.T) {
 			return ""
 		}
 	}
+	// openPlans opens the plan cache as a build does: the build cache of
+	// the environment (nil for a bad setting), then the plan cache in it.
+	openPlans := func(getenv func(string) string) *planCache {
+		cfg, err := cache.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil
+		}
+		return newPlanCache(cache.Open(cfg), getenv)
+	}
 	root := t.TempDir()
 	for _, off := range []string{"0", "off", "no", "false"} {
-		if newPlanCache(env("OFFCC_PLAN_CACHE", off, "OFFCC_CACHE_DIR", root)) != nil {
+		if openPlans(env("OFFCC_PLAN_CACHE", off, "OFFCC_CACHE_DIR", root)) != nil {
 			t.Errorf("OFFCC_PLAN_CACHE=%s did not disable the plan cache", off)
 		}
-		if newPlanCache(env("OFFCC_CACHE", off, "OFFCC_CACHE_DIR", root)) != nil {
+		if openPlans(env("OFFCC_CACHE", off, "OFFCC_CACHE_DIR", root)) != nil {
 			t.Errorf("OFFCC_CACHE=%s did not disable the plan cache", off)
 		}
 	}
-	if newPlanCache(env("OFFCC_CACHE", "garbage", "OFFCC_CACHE_DIR", root)) != nil {
+	if openPlans(env("OFFCC_CACHE", "garbage", "OFFCC_CACHE_DIR", root)) != nil {
 		t.Error("OFFCC_CACHE=garbage: a plan cache, want none (the setting is an error)")
 	}
-	c := newPlanCache(env("OFFCC_CACHE_DIR", root))
+	c := openPlans(env("OFFCC_CACHE_DIR", root))
 	if c == nil || c.c.Dir != root || c.c.Store.Dir != root || !c.c.Writable() {
 		t.Fatalf("OFFCC_CACHE_DIR=%s: cache %+v, want a writable cache in %s", root, c, root)
 	}
-	if c := newPlanCache(env("XDG_CACHE_HOME", root)); c == nil || c.c.Dir != filepath.Join(root, "offcc") {
+	if c := openPlans(env("XDG_CACHE_HOME", root)); c == nil || c.c.Dir != filepath.Join(root, "offcc") {
 		t.Errorf("XDG_CACHE_HOME=%s: cache %+v, want one in %s", root, c, filepath.Join(root, "offcc"))
 	}
 
 	// Read-only: loads what is there, stores nothing.
 	key, other := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
 	c.store(key, "/tmp/a", "jobs in /tmp/a\n")
-	ro := newPlanCache(env("OFFCC_CACHE", "readonly", "OFFCC_CACHE_DIR", root))
+	ro := openPlans(env("OFFCC_CACHE", "readonly", "OFFCC_CACHE_DIR", root))
 	if ro == nil || ro.c.Writable() {
 		t.Fatalf("OFFCC_CACHE=readonly: cache %+v, want a read-only one", ro)
 	}
