@@ -28,6 +28,9 @@ type Options struct {
 	// Cache, when non-nil, is asked before each action runs and told
 	// after it ran (see Cache).
 	Cache Cache
+	// Remote, when non-nil, runs the actions it accepts on other machines
+	// while local slots run others (see Remote).
+	Remote Remote
 }
 
 // Observer follows a build as it runs (a progress line, say). Its methods
@@ -144,6 +147,8 @@ type node struct {
 	children int // unfinished actions of its expansion
 	users    []*node
 	state    nodeState
+	started  bool // ActionStarted was called (a remote try counts)
+	local    bool // a remote try gave it back: run it here
 }
 
 type executor struct {
@@ -168,6 +173,9 @@ type result struct {
 	end         time.Time
 	cache       string // the cache's status for the action, "" without a cache
 	hit         bool
+	remote      bool        // it ran (or tried to run) on Remote
+	requeue     bool        // Remote gave it back: run it locally
+	info        *RemoteInfo // a remote run's facts
 }
 
 // readyHeap orders ready nodes by priority, then planning order.
@@ -250,26 +258,52 @@ func (e *executor) run(ctx context.Context) error {
 			cancel()
 		}
 	}
-	start := func(token bool) {
-		n := heap.Pop(&e.ready).(*node)
-		n.state = stRunning
-		slot := e.takeSlot()
+	announce := func(n *node) {
+		if n.started {
+			return
+		}
+		n.started = true
 		if n.a.Expand == nil {
 			e.sh.ShowCommand(n.a.Command)
 		}
 		if e.opt.Observer != nil {
 			e.opt.Observer.ActionStarted(n.a)
 		}
+	}
+	start := func(token bool) {
+		n := heap.Pop(&e.ready).(*node)
+		n.state = stRunning
+		slot := e.takeSlot()
+		announce(n)
 		running++
 		go func() {
-			r := e.runAction(runCtx, n)
+			r := e.runAction(runCtx, n, false)
 			r.token, r.slot = token, slot
+			results <- r
+		}()
+	}
+	remoteRunning := 0
+	startRemote := func(n *node) {
+		n.state = stRunning
+		announce(n)
+		remoteRunning++
+		go func() {
+			r := e.runAction(runCtx, n, true)
 			results <- r
 		}()
 	}
 	for {
 		if !cancelled && ctx.Err() != nil {
 			stop()
+		}
+		if !cancelled && e.opt.Remote != nil {
+			for remoteRunning < e.opt.Remote.Slots() {
+				n := e.popRemotable()
+				if n == nil {
+					break
+				}
+				startRemote(n)
+			}
 		}
 		if !cancelled {
 			for running < e.opt.Jobs && e.ready.Len() > 0 {
@@ -298,19 +332,29 @@ func (e *executor) run(ctx context.Context) error {
 		if acquiring && (cancelled || e.ready.Len() == 0 || running >= e.opt.Jobs) {
 			acqCancel()
 		}
-		if running == 0 && !acquiring {
+		if running == 0 && remoteRunning == 0 && !acquiring {
 			break
 		}
 		select {
 		case r := <-results:
-			running--
-			e.slots[r.slot] = false
-			if r.token {
-				js.Release()
-			} else {
-				implicitBusy = false
-			}
 			n := r.n
+			if r.remote {
+				remoteRunning--
+				if r.requeue && !cancelled {
+					n.local = true
+					n.state = stReady
+					heap.Push(&e.ready, n)
+					continue
+				}
+			} else {
+				running--
+				e.slots[r.slot] = false
+				if r.token {
+					js.Release()
+				} else {
+					implicitBusy = false
+				}
+			}
 			if e.opt.Observer != nil {
 				if ho, ok := e.opt.Observer.(HitObserver); ok && r.hit {
 					ho.ActionHit(n.a)
@@ -318,7 +362,7 @@ func (e *executor) run(ctx context.Context) error {
 				e.opt.Observer.ActionFinished(n.a)
 			}
 			if e.opt.Trace != nil {
-				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err, Cache: r.cache})
+				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info})
 			}
 			if cancelled {
 				// Killed, or finished while the build was being stopped:
@@ -385,6 +429,24 @@ func (e *executor) run(ctx context.Context) error {
 	return nil
 }
 
+// popRemotable removes from the ready heap, and returns, the ready action
+// of highest priority that the Remote accepts; nil if there is none.
+func (e *executor) popRemotable() *node {
+	best := -1
+	for i, n := range e.ready {
+		if n.local || n.a.Expand != nil || n.a.Run != nil || !e.opt.Remote.Accepts(n.a) {
+			continue
+		}
+		if best < 0 || e.ready.Less(i, best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return heap.Remove(&e.ready, best).(*node)
+}
+
 // takeSlot returns the lowest free slot and marks it busy.
 func (e *executor) takeSlot() int {
 	for i, busy := range e.slots {
@@ -442,12 +504,14 @@ func (e *executor) flush(r result) {
 	e.sh.flush(r.out.Bytes(), r.errOut.Bytes())
 }
 
-// runAction runs one action in its own goroutine.
-func (e *executor) runAction(ctx context.Context, n *node) (r result) {
+// runAction runs one action in its own goroutine, on e.opt.Remote when
+// remote is set.
+func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r result) {
 	r.n = n
+	r.remote = remote
 	a := n.a
 	var sh *Shell
-	if e.opt.Jobs == 1 {
+	if e.opt.Jobs == 1 && !remote {
 		sh = e.sh.forAction(e.sh.opt.Stdout, e.sh.opt.Stderr)
 	} else {
 		r.out, r.errOut = new(bytes.Buffer), new(bytes.Buffer)
@@ -469,7 +533,9 @@ func (e *executor) runAction(ctx context.Context, n *node) (r result) {
 		capOut, capErr := new(bytes.Buffer), new(bytes.Buffer)
 		sh = sh.forAction(io.MultiWriter(sh.Stdout(), capOut), io.MultiWriter(sh.Stderr(), capErr))
 		defer func() {
-			cached.Done(capOut.Bytes(), capErr.Bytes(), r.err)
+			if !r.requeue {
+				cached.Done(capOut.Bytes(), capErr.Bytes(), r.err)
+			}
 		}()
 	}
 	switch {
@@ -484,6 +550,19 @@ func (e *executor) runAction(ctx context.Context, n *node) (r result) {
 		})
 	case a.Run != nil:
 		r.err = inProcess(func() error { return a.Run(ctx, sh) })
+	case remote:
+		info, err := e.opt.Remote.Run(ctx, a, sh.Stdout(), sh.Stderr())
+		if errors.Is(err, ErrRunLocally) && ctx.Err() == nil {
+			r.requeue = true
+			return r
+		}
+		r.err = err
+		if info.Worker != "" {
+			r.info = &info
+		}
+		if r.err == nil && a.DepFile != "" {
+			a.Discovered, r.err = ReadDepFile(a.DepFile)
+		}
 	default:
 		r.err = sh.runCommand(ctx, a)
 		if r.err == nil && a.DepFile != "" {

@@ -22,6 +22,9 @@ type Event struct {
 	// Cache is the cache's status for the action: "hit", "miss",
 	// "uncacheable: REASON", or "" when the build had no cache.
 	Cache string
+	// Remote, when not nil, says the action ran on another machine (Slot
+	// is then meaningless).
+	Remote *RemoteInfo
 }
 
 // Trace records the actions a build runs, expanded ones included. Its
@@ -56,7 +59,11 @@ func (t *Trace) add(ev Event) {
 		if ev.Cache != "" {
 			cache = " cache=" + strings.ReplaceAll(ev.Cache, " ", "_")
 		}
-		fmt.Fprintf(t.Lines, "job %s %s %d%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache)
+		where := ""
+		if ev.Remote != nil {
+			where = " worker=" + ev.Remote.Worker
+		}
+		fmt.Fprintf(t.Lines, "job %s %s %d%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache, where)
 	}
 }
 
@@ -94,6 +101,18 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 	for s := 0; s < slots; s++ {
 		evs = append(evs, chromeEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: s, Args: map[string]any{"name": fmt.Sprintf("slot %d", s)}})
 	}
+	// Remote runs go on one thread per worker, after the slots.
+	workers := map[string]int{}
+	for _, ev := range t.events {
+		if ev.Remote == nil {
+			continue
+		}
+		if _, ok := workers[ev.Remote.Worker]; !ok {
+			tid := slots + len(workers)
+			workers[ev.Remote.Worker] = tid
+			evs = append(evs, chromeEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: tid, Args: map[string]any{"name": "worker " + ev.Remote.Worker}})
+		}
+	}
 	for _, ev := range t.events {
 		a := ev.Action
 		dur := ev.End.Sub(ev.Start).Microseconds()
@@ -122,10 +141,20 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 		if ev.Err != nil {
 			args["error"] = ev.Err.Error()
 		}
+		tid := ev.Slot
+		if r := ev.Remote; r != nil {
+			tid = workers[r.Worker]
+			args["worker"] = r.Worker
+			args["bytes_up"] = r.BytesUp
+			args["bytes_down"] = r.BytesDown
+			args["transfer_ms"] = r.Transfer.Milliseconds()
+			args["queue_ms"] = r.Queue.Milliseconds()
+			args["run_ms"] = r.Run.Milliseconds()
+		}
 		evs = append(evs, chromeEvent{
 			Name: eventName(a), Cat: a.Kind.String(), Ph: "X",
 			Ts: ev.Start.Sub(t.t0).Microseconds(), Dur: &dur,
-			Pid: 1, Tid: ev.Slot, Args: args,
+			Pid: 1, Tid: tid, Args: args,
 		})
 	}
 	enc := json.NewEncoder(w)
