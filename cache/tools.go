@@ -132,3 +132,24 @@ func findBuildID(data []byte, bo binary.ByteOrder) string {
 	}
 	return ""
 }
+
+// ToolIdentity names an executable as build-cache keys do: its digest (ELF
+// build ID and size, else content hash) and those of the libLLVM and
+// libclang-cpp libraries it loads, one "name digest" line each. Two
+// machines whose tools have the same identity produce the same outputs
+// from the same command lines; the build farm matches workers by it.
+func ToolIdentity(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
+	}
+	t := newToolDigests(nil, false)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", filepath.Base(real), t.digest(real))
+	for _, l := range DriverLibraries(real) {
+		if len(l) >= 2 {
+			fmt.Fprintf(&b, "%s %s\n", l[0], t.digest(l[1]))
+		}
+	}
+	return b.String()
+}

@@ -176,6 +176,16 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.err("PING", s.c.Ping(ctx).Err())
 }
 
+// Client returns the store's Redis client, for other users of the same
+// server (the build farm's queue).
+func (s *Store) Client() *redis.Client { return s.c }
+
+// Prefix returns the prefix of every key the store uses.
+func (s *Store) Prefix() string { return s.opt.KeyPrefix }
+
+// Name returns the server's URL without its password.
+func (s *Store) Name() string { return s.name }
+
 // Transferred returns the blob bytes uploaded and downloaded so far.
 func (s *Store) Transferred() (up, down int64) { return s.up.Load(), s.down.Load() }
 

@@ -1,0 +1,457 @@
+package farm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/toolchain"
+	"github.com/redis/go-redis/v9"
+)
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Clang is the clang of the build; jobs go to workers with the same
+	// toolchain identity (see Toolchain).
+	Clang string
+	// TempDir holds the client's scratch files (dependency scans).
+	TempDir string
+	// Pickup is how long a job may wait for a worker before the client
+	// runs it itself (default 2s).
+	Pickup time.Duration
+	// Warn, when not nil, is told once when the farm is given up for the
+	// rest of the process (the server failed).
+	Warn func(message string)
+}
+
+// Client sends actions to workers; it implements actions.Remote. A client
+// whose server fails gives the farm up for the rest of the process (one
+// warning) and every action runs locally.
+type Client struct {
+	store     *redisstore.Store
+	rdb       *redis.Client
+	opt       ClientOptions
+	toolchain string
+	toolDir   string
+	toolIDs   map[string]string
+	host      string
+	cwd       string
+
+	mu       sync.Mutex
+	slots    int
+	failed   bool
+	warned   bool
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+var _ actions.Remote = (*Client)(nil)
+
+// NewClient returns a client of the farm on store's server, its capacity
+// read once before it returns (so the first ready actions can go) and then
+// every second. Close stops it.
+func NewClient(store *redisstore.Store, opt ClientOptions) *Client {
+	if opt.Pickup <= 0 {
+		opt.Pickup = 2 * time.Second
+	}
+	host, _ := os.Hostname()
+	cwd, _ := os.Getwd()
+	c := &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
+		toolDir: toolDir(opt.Clang), toolIDs: map[string]string{}, stop: make(chan struct{})}
+	c.toolchain = Toolchain(opt.Clang)
+	for _, t := range Tools {
+		c.toolIDs[t] = toolID(filepath.Join(c.toolDir, t))
+	}
+	c.refresh()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				if !c.usable() {
+					return
+				}
+				c.refresh()
+			}
+		}
+	}()
+	return c
+}
+
+// Close stops the client's capacity updates.
+func (c *Client) Close() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	c.wg.Wait()
+}
+
+// Toolchain returns the identity jobs are sent under.
+func (c *Client) Toolchain() string { return c.toolchain }
+
+// refresh reads the workers' registrations: the slots of live workers of
+// this toolchain.
+func (c *Client) refresh() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	all, err := c.rdb.HGetAll(ctx, workersKey(c.store.Prefix())).Result()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	n := 0
+	now := time.Now()
+	for _, v := range all {
+		var w WorkerInfo
+		if json.Unmarshal([]byte(v), &w) == nil && w.Toolchain == c.toolchain && w.alive(now) {
+			n += w.Slots
+		}
+	}
+	c.mu.Lock()
+	c.slots = n
+	c.mu.Unlock()
+}
+
+func (c *Client) usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.failed
+}
+
+// fail gives the farm up after a server error, warning once.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	c.failed = true
+	c.slots = 0
+	warn := !c.warned && c.opt.Warn != nil
+	c.warned = true
+	c.mu.Unlock()
+	if warn {
+		c.opt.Warn(fmt.Sprintf("build farm %s: %v; running every job locally", c.store.Name(), err))
+	}
+}
+
+// Slots returns the slots of the live workers of the client's toolchain.
+func (c *Client) Slots() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failed {
+		return 0
+	}
+	return c.slots
+}
+
+// Accepts reports whether a can run on a worker: a clang -cc1 device
+// compile or backend, or an lld device link, of the client's toolchain,
+// whose reads can all be named. OpenMP front ends stay local: clang names
+// their kernels after the source file's device and inode, which differ on
+// a worker.
+func (c *Client) Accepts(a *actions.Action) bool {
+	if len(a.Command) < 2 || a.Run != nil || a.Expand != nil || a.UnknownReads != "" || len(a.Env) > 0 {
+		return false
+	}
+	switch a.Kind {
+	case actions.DeviceCompile, actions.Backend, actions.DeviceLink:
+	default:
+		return false
+	}
+	if a.Offload == actions.OpenMP && a.Kind == actions.DeviceCompile {
+		return false
+	}
+	if filepath.Dir(a.Command[0]) != c.toolDir {
+		return false
+	}
+	switch toolchain.ToolName(a.Command[0]) {
+	case "clang":
+		if a.Command[1] != "-cc1" {
+			return false
+		}
+	case "lld":
+		if a.DepFile != "" {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, f := range a.AllInputs() {
+		if f.IsStdin() {
+			return false
+		}
+	}
+	return true
+}
+
+// Run sends a to a worker and waits for its result; see actions.Remote.
+func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.Writer) (actions.RemoteInfo, error) {
+	var info actions.RemoteInfo
+	local := func(format string, args ...any) (actions.RemoteInfo, error) {
+		return info, fmt.Errorf("%w: %s", actions.ErrRunLocally, fmt.Sprintf(format, args...))
+	}
+	if !c.usable() {
+		return local("the farm is off")
+	}
+	j, blobs, err := c.job(ctx, a)
+	if err != nil {
+		return local("%v", err)
+	}
+	rec, _ := json.Marshal(j)
+	t0 := time.Now()
+	up0, down0 := c.store.Transferred()
+	if err := c.store.Replace(jobEntry(j.ID), &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs}); err != nil {
+		c.fail(err)
+		return local("%v", err)
+	}
+	defer c.cleanup(j.ID)
+	c.expire(jobEntry(j.ID))
+	bg := context.Background()
+	actx, cancel := context.WithTimeout(bg, 2*time.Second)
+	err = c.rdb.XAdd(actx, &redis.XAddArgs{Stream: queueKey(c.store.Prefix(), c.toolchain), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err()
+	cancel()
+	if err != nil {
+		c.fail(err)
+		return local("%v", err)
+	}
+	uploaded := time.Now()
+	info.Transfer = uploaded.Sub(t0)
+
+	// Wait for the result; take the job back when nobody takes it in
+	// time or its worker stops renewing the lease.
+	var owner string
+	var taken time.Time
+	for {
+		if ctx.Err() != nil {
+			c.takeBack(j.ID)
+			return info, ctx.Err()
+		}
+		wctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		res, err := c.rdb.BLPop(wctx, 500*time.Millisecond, doneKey(c.store.Prefix(), j.ID)).Result()
+		cancel()
+		if err == nil && len(res) == 2 {
+			owner = res[1]
+			break
+		}
+		if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
+			c.fail(err)
+			c.takeBack(j.ID)
+			return local("%v", err)
+		}
+		gctx, cancel := context.WithTimeout(bg, time.Second)
+		cur, err := c.rdb.Get(gctx, claimKey(c.store.Prefix(), j.ID)).Result()
+		cancel()
+		switch {
+		case err == nil && cur != clientOwner:
+			if owner == "" {
+				owner, taken = cur, time.Now()
+			}
+			continue
+		case err != nil && !errors.Is(err, redis.Nil):
+			c.fail(err)
+			c.takeBack(j.ID)
+			return local("%v", err)
+		}
+		// Nobody holds the job.
+		if owner == "" && time.Since(uploaded) < c.opt.Pickup {
+			continue
+		}
+		if c.takeBack(j.ID) {
+			if owner != "" {
+				return local("worker %s stopped answering", owner)
+			}
+			return local("no worker took it in %v", c.opt.Pickup)
+		}
+		// A worker claimed it just now: wait for it.
+	}
+	if taken.IsZero() {
+		taken = time.Now()
+	}
+	info.Queue = taken.Sub(uploaded)
+	info.Worker = owner
+	t1 := time.Now()
+	e, err := c.store.Get(resultEntry(j.ID))
+	if err != nil || e.Kind != kindResult {
+		return local("the result of worker %s is missing (%v)", owner, err)
+	}
+	var res Result
+	if err := json.Unmarshal(e.Record, &res); err != nil {
+		return local("the result of worker %s does not decode", owner)
+	}
+	info.Worker = res.Worker
+	info.Run = time.Duration(res.RunMS) * time.Millisecond
+	if res.Refused != "" {
+		return local("worker %s refused it: %s", res.Worker, res.Refused)
+	}
+	if res.Code != 0 {
+		// A failure here may be the farm's (a file the job did not
+		// ship): the client runs the job itself, and its diagnostics are
+		// the ones the user sees.
+		return local("it failed on worker %s with exit code %d", res.Worker, res.Code)
+	}
+	if err := c.restore(j, e); err != nil {
+		return local("worker %s: %v", res.Worker, err)
+	}
+	up1, down1 := c.store.Transferred()
+	info.BytesUp, info.BytesDown = up1-up0, down1-down0
+	info.Transfer += time.Since(t1)
+	stdout.Write(res.Stdout)
+	stderr.Write(res.Stderr)
+	return info, nil
+}
+
+// takeBack claims a job for its client; it reports whether the client now
+// owns it (no worker does).
+func (c *Client) takeBack(id string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	ok, err := c.rdb.SetNX(ctx, claimKey(c.store.Prefix(), id), clientOwner, 10*time.Minute).Result()
+	if err != nil {
+		return true // the server is gone: so are the workers' results
+	}
+	if ok {
+		return true
+	}
+	cur, err := c.rdb.Get(ctx, claimKey(c.store.Prefix(), id)).Result()
+	return err != nil || cur == clientOwner
+}
+
+// cleanup removes a job's records (the blobs stay, shared with the cache).
+func (c *Client) cleanup(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c.rdb.Del(ctx, c.store.Prefix()+"e:"+jobEntry(id).String(), c.store.Prefix()+"e:"+resultEntry(id).String(),
+		doneKey(c.store.Prefix(), id))
+	c.rdb.Expire(ctx, claimKey(c.store.Prefix(), id), time.Minute)
+}
+
+// expire bounds how long a record can outlive a client that died.
+func (c *Client) expire(key cache.Sum) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c.rdb.Expire(ctx, c.store.Prefix()+"e:"+key.String(), time.Hour)
+}
+
+// restore writes a job's outputs from its result entry, each verified and
+// renamed into place.
+func (c *Client) restore(j *Job, e *cache.Entry) error {
+	blobs := map[string]cache.Blob{}
+	for _, b := range e.Blobs {
+		blobs[b.Name] = b
+	}
+	for i, o := range j.Outputs {
+		b, ok := blobs[fmt.Sprintf("o%d", i)]
+		if !ok {
+			continue // not written by the tool
+		}
+		path := o
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.cwd, path)
+		}
+		tmp := fmt.Sprintf("%s.offcc-farm-%s", path, j.ID[:8])
+		if err := fetch(c.store, b, tmp, b.Mode); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("output %s: %v", o, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	return nil
+}
+
+// job describes a as a job: its tool, arguments, the files it reads
+// (for a compile with a dependency file, the files a local dependency
+// scan lists) and its outputs.
+func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob, error) {
+	var rnd [12]byte
+	rand.Read(rnd[:])
+	tool := toolchain.ToolName(a.Command[0])
+	j := &Job{Version: 1, ID: hex.EncodeToString(rnd[:]), Toolchain: c.toolchain, Tool: tool,
+		ToolID: c.toolIDs[tool], Args: a.Command[1:], Dir: c.cwd, Kind: a.Kind.String(), Client: c.host}
+	for _, o := range a.Outputs {
+		j.Outputs = append(j.Outputs, o.Path)
+	}
+	if a.DepFile != "" {
+		j.Outputs = append(j.Outputs, a.DepFile)
+	}
+	var reads []string
+	seen := map[string]bool{}
+	add := func(p, arg string) {
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(c.cwd, abs)
+		}
+		abs = filepath.Clean(abs)
+		if seen[abs] {
+			return
+		}
+		seen[abs] = true
+		reads = append(reads, abs)
+		f := File{Path: abs}
+		if tool == "lld" && arg != abs {
+			f.Arg = arg
+		}
+		j.Files = append(j.Files, f)
+	}
+	for _, f := range a.AllInputs() {
+		add(f.Path, f.Path)
+	}
+	if tool == "clang" && a.DepFile != "" {
+		deps, err := c.scan(ctx, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range deps {
+			add(d, d)
+		}
+	}
+	var blobs []cache.Blob
+	for i := range j.Files {
+		b, err := blobOf(reads[i], fmt.Sprintf("f%d", i))
+		if err != nil {
+			return nil, nil, err
+		}
+		j.Files[i].Blob, j.Files[i].Mode = b.Name, b.Mode
+		blobs = append(blobs, b)
+	}
+	if why := check(j); why != "" {
+		return nil, nil, errors.New(why)
+	}
+	return j, blobs, nil
+}
+
+// scan lists the files a compile reads: its command run here as a
+// preprocessor pass that writes only a dependency file (system headers
+// included).
+func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) {
+	f, err := os.CreateTemp(c.opt.TempDir, "farm-scan-*.d")
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	args := append(append([]string(nil), a.Command[1:]...), "-Eonly", "-dependency-file", f.Name(), "-MT", "scan", "-sys-header-deps")
+	cmd := exec.CommandContext(ctx, a.Command[0], args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+c.opt.TempDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		first, _, _ := strings.Cut(string(out), "\n")
+		return nil, fmt.Errorf("dependency scan failed: %v: %s", err, first)
+	}
+	return actions.ReadDepFile(f.Name())
+}

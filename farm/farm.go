@@ -1,0 +1,116 @@
+// Package farm runs offcc's device jobs on other machines through Redis:
+// the client side (Client, an actions.Remote that the executor asks beside
+// its local slots) and the worker daemon (Worker, "offcc worker").
+//
+// One Redis server (the shared cache's, or another) carries everything,
+// under the key prefix of its redisstore.Store ("offcc:"):
+//
+//	farm:workers        hash: worker name -> JSON WorkerInfo, rewritten
+//	                    every second; older than three seconds is dead
+//	farm:q:<toolchain>  stream of jobs for one toolchain identity, read
+//	                    by the consumer group "workers"
+//	farm:claim:<job>    string: who owns the job (a worker name, or
+//	                    "client" when the client took it back), with a
+//	                    lease the owning worker keeps renewing
+//	farm:done:<job>     list: the worker pushes its name when the
+//	                    job's result is stored
+//	e:<key>, b:<sha>    the job's inputs and its result, as cache
+//	                    entries and blobs (content-addressed, verified)
+//
+// A job names its tool by identity (ELF build IDs, as cache keys do) and
+// ships every file the tool reads; a worker runs only its own clang and
+// lld, with clang confined by a VFS overlay to the shipped files under
+// their original paths, so its output is byte-identical to a local run.
+// The client runs a job itself when no worker takes it in time, when the
+// worker holding it stops renewing its lease (it died), when a worker
+// refuses it, or when Redis fails.
+package farm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"path/filepath"
+	"time"
+
+	"github.com/offcc/offcc/cache"
+)
+
+// Group is the consumer group of every job stream.
+const Group = "workers"
+
+// Key names under the store's prefix.
+func workersKey(prefix string) string          { return prefix + "farm:workers" }
+func queueKey(prefix, toolchain string) string { return prefix + "farm:q:" + toolchain }
+func claimKey(prefix, id string) string        { return prefix + "farm:claim:" + id }
+func doneKey(prefix, id string) string         { return prefix + "farm:done:" + id }
+func jobEntry(id string) cache.Sum             { return cache.SumBytes([]byte("offcc farm job\x00" + id)) }
+func resultEntry(id string) cache.Sum          { return cache.SumBytes([]byte("offcc farm result\x00" + id)) }
+
+// Entry kinds of the farm's records in the store.
+const (
+	kindJob    cache.Kind = "job"
+	kindResult cache.Kind = "job-result"
+)
+
+// clientOwner is the claim value of a job its client took back.
+const clientOwner = "client"
+
+// deadAfter is how old a worker's registration may be before it counts as
+// dead.
+const deadAfter = 3 * time.Second
+
+// Tools are the executables a worker runs, by the name jobs give them.
+var Tools = []string{"clang", "lld"}
+
+// Toolchain returns the identity of the LLVM installation whose clang is at
+// clang: a digest of clang's and lld's identities (cache.ToolIdentity),
+// 16 hex digits. Workers and clients with the same identity produce the
+// same bytes from the same command lines.
+func Toolchain(clang string) string {
+	h := sha256.New()
+	for _, t := range Tools {
+		h.Write([]byte(cache.ToolIdentity(filepath.Join(toolDir(clang), t))))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// toolID returns the digest of one tool's identity text.
+func toolID(path string) string {
+	s := sha256.Sum256([]byte(cache.ToolIdentity(path)))
+	return hex.EncodeToString(s[:])
+}
+
+// WorkerInfo is what a worker announces in farm:workers.
+type WorkerInfo struct {
+	Name      string `json:"name"`
+	Host      string `json:"host"`
+	PID       int    `json:"pid"`
+	Toolchain string `json:"toolchain"`
+	LLVM      string `json:"llvm"` // the clang it runs
+	Slots     int    `json:"slots"`
+	Running   int    `json:"running"`
+	Done      int64  `json:"done"`
+	Refused   int64  `json:"refused"`
+	Failed    int64  `json:"failed"`
+	Draining  bool   `json:"draining,omitempty"`
+	Started   int64  `json:"started"` // Unix milliseconds
+	Seen      int64  `json:"seen"`    // Unix milliseconds
+}
+
+// alive reports whether the registration is recent.
+func (w *WorkerInfo) alive(now time.Time) bool {
+	return now.Sub(time.UnixMilli(w.Seen)) < deadAfter && !w.Draining
+}
+
+func newHash() hash.Hash { return sha256.New() }
+
+// toolDir returns the directory the LLVM tools are in: that of clang
+// after symbolic links (Debian's /usr/bin/clang-22 leads to
+// /usr/lib/llvm-22/bin/clang).
+func toolDir(clang string) string {
+	if real, err := filepath.EvalSymlinks(clang); err == nil {
+		clang = real
+	}
+	return filepath.Dir(clang)
+}
