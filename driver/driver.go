@@ -17,10 +17,12 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/toolchain"
@@ -321,6 +323,10 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		execOpts.Cache = session
 		defer session.Close()
 	}
+	if client := inv.farmClient(opts, llvm, tempDir); client != nil {
+		execOpts.Remote = client
+		defer client.Close()
+	}
 	st := inv.startProgress()
 	if st != nil {
 		shopt.Stdout, shopt.Stderr = st.Writer(inv.Stdout), st.Writer(inv.Stderr)
@@ -385,6 +391,50 @@ func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 	}
 	c.Remote, c.RemoteName = remote, redisstore.Redact(cfg.RemoteURL)
 	return c, nil
+}
+
+// farmClient returns the build farm's client when --remote-exec or
+// OFFCC_REMOTE_EXEC names a server, else nil. A bad URL or an unreachable
+// server is a warning: the build runs locally.
+func (inv *Invocation) farmClient(opts *Options, llvm *toolchain.LLVM, tempDir string) *farmClient {
+	url := opts.RemoteExec
+	if url == "" && !opts.NoRemoteExec {
+		url = inv.getenv("OFFCC_REMOTE_EXEC")
+	}
+	if url == "" {
+		return nil
+	}
+	pickup := time.Duration(0)
+	if v := inv.getenv("OFFCC_REMOTE_EXEC_PICKUP"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			inv.warnf("OFFCC_REMOTE_EXEC_PICKUP=%s is not a duration such as 2s; using 2s", v)
+		} else {
+			pickup = d
+		}
+	}
+	store, err := redisstore.Open(url, redisstore.Options{OpTimeout: 5 * time.Second})
+	if err != nil {
+		inv.warnf("build farm: %v; running every job locally", err)
+		return nil
+	}
+	client := farm.NewClient(store, farm.ClientOptions{
+		Clang: llvm.Clang(), TempDir: tempDir, Pickup: pickup,
+		Warn: func(msg string) { inv.warnf("%s", msg) },
+	})
+	return &farmClient{client, store}
+}
+
+// farmClient is the farm's client with the store it owns.
+type farmClient struct {
+	*farm.Client
+	store *redisstore.Store
+}
+
+// Close stops the client and closes its connections.
+func (f *farmClient) Close() {
+	f.Client.Close()
+	f.store.Close()
 }
 
 // newSession starts this build's use of the cache c.

@@ -49,6 +49,11 @@ OFFCC OPTIONS:
                           in an offload binary) or DPC++'s version 2
   --offload-rdc           Alias of -fgpu-rdc
   --no-cache              Neither read nor write the build cache
+  --remote-exec=URL       Send device jobs (device compiles but OpenMP's,
+                          backends, device links) to the offcc workers of
+                          the build farm on the Redis server URL, running
+                          other jobs here meanwhile (also $OFFCC_REMOTE_EXEC;
+                          see offcc worker --help); --no-remote-exec: none
   @FILE                   Read arguments from FILE; command lines too long
                           for the system reach clang and the tools in
                           response files
@@ -73,6 +78,13 @@ ENVIRONMENT:
                           changed since the last build (flag, input, header,
                           tool)
   OFFCC_PLAN_CACHE=0      do not cache clang's job lists
+  OFFCC_REMOTE_CACHE=URL  share the build cache through the Redis server URL
+                          (redis://[user:password@]host:port[/db]; a
+                          "|readonly" suffix reads without writing)
+  OFFCC_REMOTE_EXEC=URL   see --remote-exec
+  OFFCC_REMOTE_EXEC_PICKUP=DURATION
+                          how long a job waits for a worker before it runs
+                          here (default 2s)
 
 SUBCOMMANDS:
   offload-binary   pack or extract offload binaries (llvm-offload-binary)
@@ -86,6 +98,8 @@ SUBCOMMANDS:
   syclbin link     link object-state .syclbin files into an executable one
   cache            the build cache: stats [--json], clear, trim, explain --
                    COMMAND, export -o FILE.poclbin, import FILE.poclbin
+  worker           serve the build farm (--redis URL --jobs N); worker
+                   status lists its workers and queues
   version          print offcc's version and the LLVM it drives
 
 Called as llvm-offload-binary, clang-offload-packager or clang-offload-bundler

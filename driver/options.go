@@ -52,6 +52,11 @@ type Options struct {
 	JobTrace string
 	// NoCache is --no-cache: neither read nor write the build cache.
 	NoCache bool
+	// RemoteExec is --remote-exec=URL: send device jobs to the build
+	// farm on that Redis server ("" falls back to $OFFCC_REMOTE_EXEC;
+	// --no-remote-exec sets NoRemoteExec).
+	RemoteExec   string
+	NoRemoteExec bool
 	// CompileOnly is -c or -S: compile, do not link.
 	CompileOnly bool
 	// CompileCommands is --print-compile-commands=FILE: add this
@@ -166,6 +171,14 @@ var optionTable = []optSpec{
 	{"-c", flag, true, set(func(o *Options) { o.CompileOnly = true })},
 	{"-S", flag, true, set(func(o *Options) { o.CompileOnly = true })},
 	{"--no-cache", flag, false, set(func(o *Options) { o.NoCache = true })},
+	{"--remote-exec=", joined, false, func(o *Options, v string) error {
+		if v == "" {
+			return fmt.Errorf("--remote-exec= needs a redis:// URL")
+		}
+		o.RemoteExec, o.NoRemoteExec = v, false
+		return nil
+	}},
+	{"--no-remote-exec", flag, false, set(func(o *Options) { o.RemoteExec, o.NoRemoteExec = "", true })},
 	{"--job-trace=", joined, false, func(o *Options, v string) error {
 		if v == "" {
 			return fmt.Errorf("--job-trace= needs a file name")

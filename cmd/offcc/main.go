@@ -84,6 +84,8 @@ var tools = []struct {
 		linkerWrapperMain},
 	{"cache", "manage the build cache: stats, clear, trim, explain, export, import (offcc cache --help)",
 		cacheMain},
+	{"worker", "serve the build farm: run device jobs for offcc clients through Redis (offcc worker --help); offcc worker status lists workers and queues",
+		workerMain},
 	{"syclbin", "offcc syclbin link A.syclbin B.syclbin -o OUT.syclbin: link object-state SYCLBIN files into an executable-state one",
 		func(ctx context.Context, args []string) int {
 			return syclbinlink.Main(ctx, "offcc", args, os.Stdout, os.Stderr)
