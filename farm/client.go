@@ -412,6 +412,11 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	for _, f := range a.AllInputs() {
 		add(f.Path, f.Path)
 	}
+	for _, arg := range j.Args {
+		if why := denied(arg); why != "" {
+			return nil, nil, errors.New(why)
+		}
+	}
 	if tool == "clang" && a.DepFile != "" {
 		deps, err := c.scan(ctx, a)
 		if err != nil {

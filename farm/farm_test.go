@@ -1,0 +1,219 @@
+package farm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/cache/redisstore/redistest"
+	"github.com/offcc/offcc/internal/llvmtest"
+)
+
+// farmSetup starts a redis-server and returns a store on it and LLVM 22's
+// clang.
+func farmSetup(t *testing.T) (*redistest.Server, *redisstore.Store, string) {
+	t.Helper()
+	clang := llvmtest.Tool(t, "clang")
+	srv := redistest.Start(t)
+	store, err := redisstore.Open(srv.URL, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return srv, store, clang
+}
+
+// startWorker runs an in-process worker until the test ends.
+func startWorker(t *testing.T, srv *redistest.Server, clang, name string) *Worker {
+	t.Helper()
+	store, err := redisstore.Open(srv.URL, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorker(store, WorkerOptions{Name: name, Clang: clang, Slots: 1, Dir: t.TempDir(), Lease: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		store.Close()
+	})
+	return w
+}
+
+// deviceCompile returns an amdgcn compile of dir/k.c, which includes
+// k.h, writing out and a dependency file.
+func deviceCompile(t *testing.T, clang, dir, out string) *actions.Action {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, "k.h"), []byte("#define SCALE 3\n#include <stddef.h>\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "k.c"), []byte("#include \"k.h\"\nconst char *f(void) { return __FILE__; }\nint g(int x) { return x * SCALE + (int)sizeof(size_t); }\n"), 0o644)
+	src := filepath.Join(dir, "k.c")
+	dep := out + ".d"
+	return &actions.Action{
+		Kind: actions.DeviceCompile, Offload: actions.HIP, Device: true,
+		Command: []string{clang, "-cc1", "-triple", "amdgcn-amd-amdhsa", "-target-cpu", "gfx90a", "-O2",
+			"-emit-obj", "-main-file-name", "k.c", "-resource-dir", filepath.Join(filepath.Dir(clang), "..", "lib", "clang", "22"),
+			"-o", out, "-dependency-file", dep, "-MT", out, "-sys-header-deps", "-x", "c", src},
+		Inputs:  []*actions.Artifact{actions.NewArtifact(src)},
+		Outputs: []*actions.Artifact{actions.NewArtifact(out)},
+		DepFile: dep,
+	}
+}
+
+// waitSlots waits until the client sees n worker slots.
+func waitSlots(t *testing.T, c *Client, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); c.Slots() < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client sees %d worker slots, want %d", c.Slots(), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRoundTrip: a device compile that reads a header runs on a worker and
+// writes the object and dependency file a local run writes, byte for byte.
+func TestRoundTrip(t *testing.T) {
+	srv, store, clang := farmSetup(t)
+	startWorker(t, srv, clang, "w1")
+	dir := t.TempDir()
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	defer c.Close()
+	waitSlots(t, c, 1)
+
+	localOut := filepath.Join(dir, "local.o")
+	la := deviceCompile(t, clang, dir, localOut)
+	if out, err := exec.Command(la.Command[0], la.Command[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("local compile: %v\n%s", err, out)
+	}
+	a := deviceCompile(t, clang, dir, filepath.Join(dir, "remote.o"))
+	if !c.Accepts(a) {
+		t.Fatal("the client does not accept a HIP device compile")
+	}
+	var stdout, stderr bytes.Buffer
+	info, err := c.Run(context.Background(), a, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr.String())
+	}
+	if info.Worker != "w1" || info.BytesUp == 0 || info.BytesDown == 0 {
+		t.Errorf("info = %+v, want worker w1 and bytes both ways", info)
+	}
+	want, _ := os.ReadFile(localOut)
+	got, err := os.ReadFile(filepath.Join(dir, "remote.o"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the worker's object differs from the local one (%d vs %d bytes, %v)", len(got), len(want), err)
+	}
+	deps, err := actions.ReadDepFile(a.DepFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(deps, " ")
+	if !strings.Contains(joined, filepath.Join(dir, "k.h")) || !strings.Contains(joined, "stddef.h") {
+		t.Errorf("the dependency file lists %q; want k.h and stddef.h under their client paths", deps)
+	}
+	// Nothing of the job stays in Redis but blobs and the claim.
+	keys, _ := store.Client().Keys(context.Background(), "offcc:e:*").Result()
+	if len(keys) != 0 {
+		t.Errorf("job records left behind: %q", keys)
+	}
+}
+
+// TestNoWorkerTakesIt: a registered worker that takes nothing: the job
+// comes back to the client after the pickup time, nothing written.
+func TestNoWorkerTakesIt(t *testing.T) {
+	_, store, clang := farmSetup(t)
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir(), Pickup: 300 * time.Millisecond})
+	defer c.Close()
+	info, _ := json.Marshal(WorkerInfo{Name: "ghost", Toolchain: c.Toolchain(), Slots: 1, Seen: time.Now().Add(time.Hour).UnixMilli()})
+	store.Client().HSet(context.Background(), workersKey(store.Prefix()), "ghost", info)
+	c.refresh()
+	waitSlots(t, c, 1)
+	dir := t.TempDir()
+	a := deviceCompile(t, clang, dir, filepath.Join(dir, "x.o"))
+	start := time.Now()
+	_, err := c.Run(context.Background(), a, new(bytes.Buffer), new(bytes.Buffer))
+	if !errors.Is(err, actions.ErrRunLocally) || !strings.Contains(err.Error(), "no worker took it") {
+		t.Fatalf("Run = %v, want ErrRunLocally: no worker took it", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("giving the job back took %v", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.o")); err == nil {
+		t.Error("an output was written")
+	}
+	// The abandoned job is the client's: a worker that comes later does
+	// not run it.
+	keys, _ := store.Client().Keys(context.Background(), claimKey(store.Prefix(), "*")).Result()
+	for _, k := range keys {
+		if v, _ := store.Client().Get(context.Background(), k).Result(); v != clientOwner {
+			t.Errorf("%s = %q, want %q", k, v, clientOwner)
+		}
+	}
+	if len(keys) != 1 {
+		t.Errorf("claims: %q, want one", keys)
+	}
+}
+
+// TestRefusedJobRunsLocally: a job the client cannot ship whole is never
+// sent.
+func TestRefusedJobRunsLocally(t *testing.T) {
+	srv, store, clang := farmSetup(t)
+	startWorker(t, srv, clang, "w1")
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	defer c.Close()
+	waitSlots(t, c, 1)
+	dir := t.TempDir()
+	a := deviceCompile(t, clang, dir, filepath.Join(dir, "x.o"))
+	a.Command = append(a.Command, "-fprofile-instrument-use=clang", "-fprofile-instrument-use-path=/etc/hostname")
+	_, err := c.Run(context.Background(), a, new(bytes.Buffer), new(bytes.Buffer))
+	if !errors.Is(err, actions.ErrRunLocally) || !strings.Contains(err.Error(), "does not ship") {
+		t.Fatalf("Run = %v, want ErrRunLocally: does not ship", err)
+	}
+}
+
+// TestAccepts: which actions the client sends.
+func TestAccepts(t *testing.T) {
+	_, store, clang := farmSetup(t)
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	defer c.Close()
+	dir := filepath.Dir(clang)
+	real, _ := filepath.EvalSymlinks(clang)
+	dir = filepath.Dir(real)
+	mk := func(kind actions.Kind, off actions.OffloadKind, cmd ...string) *actions.Action {
+		return &actions.Action{Kind: kind, Offload: off, Command: cmd}
+	}
+	for _, tc := range []struct {
+		name string
+		a    *actions.Action
+		want bool
+	}{
+		{"HIP device compile", mk(actions.DeviceCompile, actions.HIP, dir+"/clang", "-cc1"), true},
+		{"backend", mk(actions.Backend, actions.OpenMP, dir+"/clang", "-cc1"), true},
+		{"lld device link", mk(actions.DeviceLink, actions.HIP, dir+"/lld", "-flavor", "gnu"), true},
+		{"OpenMP device compile", mk(actions.DeviceCompile, actions.OpenMP, dir+"/clang", "-cc1"), false},
+		{"host link", mk(actions.HostLink, actions.None, dir+"/clang", "-cc1"), false},
+		{"clang driver", mk(actions.DeviceLink, actions.OpenMP, dir+"/clang", "--target=amdgcn-amd-amdhsa"), false},
+		{"another clang", mk(actions.Backend, actions.None, "/opt/llvm/bin/clang", "-cc1"), false},
+		{"ptxas", mk(actions.DeviceAssemble, actions.CUDA, "/usr/bin/ptxas", "-m64"), false},
+		{"unknown reads", &actions.Action{Kind: actions.Backend, Command: []string{dir + "/clang", "-cc1"}, UnknownReads: "-MMD"}, false},
+	} {
+		if got := c.Accepts(tc.a); got != tc.want {
+			t.Errorf("%s: Accepts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
