@@ -213,8 +213,9 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	}
 	rec, _ := json.Marshal(j)
 	t0 := time.Now()
-	up0, down0 := c.store.Transferred()
-	if err := c.store.Replace(jobEntry(j.ID), &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs}); err != nil {
+	sent, err := c.store.ReplaceCounted(jobEntry(j.ID), &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs})
+	info.BytesUp = sent
+	if err != nil {
 		c.fail(err)
 		return local("%v", err)
 	}
@@ -234,7 +235,6 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	// Wait for the result; take the job back when nobody takes it in
 	// time or its worker stops renewing the lease.
 	var owner string
-	var taken time.Time
 	for {
 		if ctx.Err() != nil {
 			c.takeBack(j.ID)
@@ -257,9 +257,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		cancel()
 		switch {
 		case err == nil && cur != clientOwner:
-			if owner == "" {
-				owner, taken = cur, time.Now()
-			}
+			owner = cur
 			continue
 		case err != nil && !errors.Is(err, redis.Nil):
 			c.fail(err)
@@ -278,10 +276,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		}
 		// A worker claimed it just now: wait for it.
 	}
-	if taken.IsZero() {
-		taken = time.Now()
-	}
-	info.Queue = taken.Sub(uploaded)
+	waited := time.Since(uploaded)
 	info.Worker = owner
 	t1 := time.Now()
 	e, err := c.store.Get(resultEntry(j.ID))
@@ -294,6 +289,8 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	}
 	info.Worker = res.Worker
 	info.Run = time.Duration(res.RunMS) * time.Millisecond
+	info.Queue = max(0, waited-time.Duration(res.WorkMS)*time.Millisecond)
+	info.Transfer += time.Duration(res.FetchMS) * time.Millisecond
 	if res.Refused != "" {
 		return local("worker %s refused it: %s", res.Worker, res.Refused)
 	}
@@ -306,8 +303,9 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	if err := c.restore(j, e); err != nil {
 		return local("worker %s: %v", res.Worker, err)
 	}
-	up1, down1 := c.store.Transferred()
-	info.BytesUp, info.BytesDown = up1-up0, down1-down0
+	for _, b := range e.Blobs {
+		info.BytesDown += b.Size
+	}
 	info.Transfer += time.Since(t1)
 	stdout.Write(res.Stdout)
 	stderr.Write(res.Stderr)

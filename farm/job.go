@@ -51,6 +51,10 @@ type Result struct {
 	Stdout  []byte `json:"stdout,omitempty"`
 	Stderr  []byte `json:"stderr,omitempty"`
 	RunMS   int64  `json:"run_ms"`
+	// FetchMS is the time the worker took to fetch the inputs; WorkMS
+	// the time from its claim to its result (fetch and run included).
+	FetchMS int64 `json:"fetch_ms"`
+	WorkMS  int64 `json:"work_ms"`
 }
 
 func decodeJob(data []byte) (*Job, error) {

@@ -291,7 +291,9 @@ func (w *Worker) handle(q string, m redis.XMessage) {
 			}
 		}
 	}()
+	claimed := time.Now()
 	res, outs := w.run(jobCtx, id)
+	res.WorkMS = time.Since(claimed).Milliseconds()
 	stop()
 	<-renewDone
 	defer func() {
@@ -363,6 +365,7 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 		blobs[b.Name] = b
 	}
 	local := map[string]string{} // client path or argument -> file here
+	fetchStart := time.Now()
 	for i, f := range j.Files {
 		b, ok := blobs[f.Blob]
 		if !ok {
@@ -377,6 +380,7 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 			local[f.Arg] = p
 		}
 	}
+	res.FetchMS = time.Since(fetchStart).Milliseconds()
 	outPaths := map[string]string{}
 	for i, o := range j.Outputs {
 		outPaths[o] = filepath.Join(dir, fmt.Sprintf("o%d-%s", i, filepath.Base(o)))

@@ -231,13 +231,23 @@ func (s *Store) Put(key cache.Sum, e *cache.Entry) error {
 	if _, err := s.Get(key); err != cache.ErrNotFound {
 		return err // nil: kept
 	}
-	return s.put(key, e, false)
+	_, err := s.put(key, e, false)
+	return err
 }
 
 // Replace is Put replacing any entry stored under key.
-func (s *Store) Replace(key cache.Sum, e *cache.Entry) error { return s.put(key, e, true) }
+func (s *Store) Replace(key cache.Sum, e *cache.Entry) error {
+	_, err := s.put(key, e, true)
+	return err
+}
 
-func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) error {
+// ReplaceCounted is Replace that also returns the blob bytes it uploaded
+// (those the server lacked).
+func (s *Store) ReplaceCounted(key cache.Sum, e *cache.Entry) (int64, error) {
+	return s.put(key, e, true)
+}
+
+func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) (uploaded int64, err error) {
 	stored := *e
 	stored.Blobs = append([]cache.Blob(nil), e.Blobs...)
 	for i := range stored.Blobs {
@@ -245,45 +255,47 @@ func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) error {
 	}
 	index := cache.EncodeIndex(&stored)
 	if _, err := cache.DecodeIndex(index); err != nil {
-		return fmt.Errorf("redisstore: entry %s: %v", key, err) // bad blob names
+		return 0, fmt.Errorf("redisstore: entry %s: %v", key, err) // bad blob names
 	}
 	for _, b := range e.Blobs {
-		if err := s.upload(b); err != nil {
-			return err
+		n, err := s.upload(b)
+		uploaded += n
+		if err != nil {
+			return uploaded, err
 		}
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	k := s.entryKey(key)
 	if replace {
-		return s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
+		return uploaded, s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
 	}
 	ok, err := s.c.SetNX(ctx, k, index, 0).Result()
 	if err != nil || ok {
-		return s.err("SET NX entry", err)
+		return uploaded, s.err("SET NX entry", err)
 	}
 	// Something is there: keep it if sound, else overwrite it.
 	if _, err := s.Get(key); err != cache.ErrNotFound {
-		return err
+		return uploaded, err
 	}
-	return s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
+	return uploaded, s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
 }
 
 // upload stores b's bytes unless its blob key exists.
-func (s *Store) upload(b cache.Blob) error {
+func (s *Store) upload(b cache.Blob) (sent int64, err error) {
 	if b.Size > s.opt.MaxBlob {
-		return fmt.Errorf("redisstore: blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
+		return 0, fmt.Errorf("redisstore: blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
 	}
 	final := s.blobKey(b.Sum)
 	ctx, cancel := s.ctx()
 	n, err := s.c.Exists(ctx, final).Result()
 	cancel()
 	if err != nil || n > 0 {
-		return s.err("EXISTS blob", err)
+		return 0, s.err("EXISTS blob", err)
 	}
 	f, err := os.Open(b.Path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	var rnd [8]byte
@@ -300,7 +312,7 @@ func (s *Store) upload(b cache.Blob) error {
 	cs := s.opt.ChunkSize
 	meta := strconv.FormatInt(b.Size, 10) + " " + strconv.Itoa(cs)
 	if err := s.hsetExpire(tmp, metaField, []byte(meta)); err != nil {
-		return err
+		return 0, err
 	}
 	v := cache.NewVerifier(f, b)
 	buf := make([]byte, cs)
@@ -309,16 +321,17 @@ func (s *Store) upload(b cache.Blob) error {
 		m, err := io.ReadFull(v, buf)
 		if m > 0 {
 			if err := s.hsetExpire(tmp, strconv.Itoa(chunks), buf[:m]); err != nil {
-				return err
+				return sent, err
 			}
 			s.up.Add(int64(m))
+			sent += int64(m)
 			chunks++
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("redisstore: blob %s (%s): %w", b.Name, b.Path, err)
+			return sent, fmt.Errorf("redisstore: blob %s (%s): %w", b.Name, b.Path, err)
 		}
 	}
 	// Publish: rename only a hash holding every chunk (it could have
@@ -341,10 +354,10 @@ func (s *Store) upload(b cache.Blob) error {
 		return err
 	}, tmp)
 	if err != nil {
-		return s.err("publish blob "+b.Sum.String(), err)
+		return sent, s.err("publish blob "+b.Sum.String(), err)
 	}
 	ok = true
-	return nil
+	return sent, nil
 }
 
 // hsetExpire sets a field of an upload's hash and renews its expiry, in
