@@ -410,6 +410,13 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	for _, f := range a.AllInputs() {
 		add(f.Path, f.Path)
 	}
+	// An empty input clang is given as /dev/null (-fembed-offload-object=
+	// /dev/null, which offcc fills later) goes as an empty file.
+	for _, arg := range j.Args {
+		if p, ok := pathOf(arg); ok && p == os.DevNull && tool == "clang" {
+			add(p, p)
+		}
+	}
 	for _, arg := range j.Args {
 		if why := denied(arg); why != "" {
 			return nil, nil, errors.New(why)
