@@ -81,6 +81,8 @@ var (
 		"-emit-pch", "-emit-module", "-Map", "--Map", "--reproduce", "--why-extract",
 		"--dependency-file", "--script", "--version-script", "--dynamic-list",
 		"--library-path", "--print-archive-stats", "--lto-obj-path", "-L", "-T",
+		"-serialize-diagnostic-file", "-diagnostic-log-file", "-stack-usage-file",
+		"-module-dependency-dir", "-dependency-dot", "-MJ", "--output",
 	}
 	// Prefixes of arguments never run (plugins, dumps, files written
 	// beside the output).
@@ -114,6 +116,17 @@ var (
 
 // denied returns why an argument is never run, or "".
 func denied(a string) string {
+	// Response files are read by the tool before anything else, from
+	// the worker's own files; offcc writes them at run time only.
+	if strings.HasPrefix(a, "@") {
+		return fmt.Sprintf("response file %s is not run on workers", a)
+	}
+	// An output joined to -o (-o/path, -ofile) would escape the job's
+	// outputs; cc1's -object-file-name= is a name.
+	if strings.HasPrefix(a, "-o") && len(a) > 2 && !strings.HasPrefix(a, "-object-file-name=") &&
+		!strings.HasPrefix(a, "-opt-record-passes=") && !strings.HasPrefix(a, "-opt-record-format=") {
+		return fmt.Sprintf("option %s is not run on workers (outputs go as -o PATH)", a)
+	}
 	for _, d := range deniedOptions {
 		if a == d || strings.HasPrefix(a, d+"=") || len(d) == 2 && strings.HasPrefix(a, d) {
 			return fmt.Sprintf("option %s is not run on workers", a)
