@@ -158,21 +158,27 @@ func (c *Client) Slots() int {
 	return c.slots
 }
 
-// Accepts reports whether a can run on a worker: a clang -cc1 device
-// compile or backend, or an lld device link, of the client's toolchain,
-// whose reads can all be named. OpenMP front ends stay local: clang names
-// their kernels after the source file's device and inode, which differ on
-// a worker.
+// Accepts reports whether a can run on a worker: a clang -cc1 compile of
+// a HIP, CUDA or SYCL source (device or host side), a clang -cc1 backend,
+// or an lld device link, of the client's toolchain, whose reads can all be
+// named. OpenMP front ends stay local: clang names their kernels after the
+// source file's device and inode, which differ on a worker.
 func (c *Client) Accepts(a *actions.Action) bool {
 	if len(a.Command) < 2 || a.Run != nil || a.Expand != nil || a.UnknownReads != "" || len(a.Env) > 0 {
 		return false
 	}
 	switch a.Kind {
-	case actions.DeviceCompile, actions.Backend, actions.DeviceLink:
+	case actions.Backend, actions.DeviceLink:
+	case actions.DeviceCompile, actions.Compile, actions.HostFrontend:
+		// Compiles from source of HIP, CUDA and SYCL, both sides. Not
+		// OpenMP's: clang names OpenMP kernels after the source file's
+		// device and inode, which differ on a worker; nor plain compiles.
+		switch a.Offload {
+		case actions.HIP, actions.CUDA, actions.SYCL:
+		default:
+			return false
+		}
 	default:
-		return false
-	}
-	if a.Offload == actions.OpenMP && a.Kind == actions.DeviceCompile {
 		return false
 	}
 	if filepath.Dir(a.Command[0]) != c.toolDir {
@@ -351,6 +357,16 @@ func (c *Client) restore(j *Job, e *cache.Entry) error {
 	for _, b := range e.Blobs {
 		blobs[b.Name] = b
 	}
+	// Fetch every output first, then rename: a damaged blob leaves no
+	// output written, and every damaged blob is removed from Redis.
+	var tmps []string
+	defer func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}()
+	var firstErr error
+	var targets []string
 	for i, o := range j.Outputs {
 		b, ok := blobs[fmt.Sprintf("o%d", i)]
 		if !ok {
@@ -362,11 +378,23 @@ func (c *Client) restore(j *Job, e *cache.Entry) error {
 		}
 		tmp := fmt.Sprintf("%s.offcc-farm-%s", path, j.ID[:8])
 		if err := fetch(c.store, b, tmp, b.Mode); err != nil {
+			if errors.Is(err, cache.ErrCorrupt) {
+				c.store.RemoveBlob(b.Sum)
+			}
 			os.Remove(tmp)
-			return fmt.Errorf("output %s: %v", o, err)
+			if firstErr == nil {
+				firstErr = fmt.Errorf("output %s: %v", o, err)
+			}
+			continue
 		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
+		tmps = append(tmps, tmp)
+		targets = append(targets, path)
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	for i, tmp := range tmps {
+		if err := os.Rename(tmp, targets[i]); err != nil {
 			return err
 		}
 	}

@@ -366,6 +366,7 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 	}
 	local := map[string]string{} // client path or argument -> file here
 	fetchStart := time.Now()
+	var fetchErr error
 	for i, f := range j.Files {
 		b, ok := blobs[f.Blob]
 		if !ok {
@@ -373,12 +374,24 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 		}
 		p := filepath.Join(dir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
 		if err := fetch(w.store, b, p, f.Mode); err != nil {
-			return refuse("file %s: %v", f.Path, err)
+			if errors.Is(err, cache.ErrCorrupt) {
+				// Damaged in Redis: remove it, so the client's next
+				// upload puts the right bytes back. Go on checking the
+				// others, to remove every damaged one at once.
+				w.store.RemoveBlob(b.Sum)
+			}
+			if fetchErr == nil {
+				fetchErr = fmt.Errorf("file %s: %v", f.Path, err)
+			}
+			continue
 		}
 		local[f.Path] = p
 		if f.Arg != "" {
 			local[f.Arg] = p
 		}
+	}
+	if fetchErr != nil {
+		return refuse("%v", fetchErr)
 	}
 	res.FetchMS = time.Since(fetchStart).Milliseconds()
 	outPaths := map[string]string{}

@@ -176,6 +176,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.err("PING", s.c.Ping(ctx).Err())
 }
 
+// RemoveBlob deletes a blob, so that the next Put uploads it again: for a
+// blob whose bytes failed verification (tampered or damaged in Redis),
+// which would otherwise stay as it is, since Put skips blobs that exist.
+func (s *Store) RemoveBlob(sum cache.Sum) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.err("DEL blob", s.c.Del(ctx, s.blobKey(sum)).Err())
+}
+
 // Client returns the store's Redis client, for other users of the same
 // server (the build farm's queue).
 func (s *Store) Client() *redis.Client { return s.c }
