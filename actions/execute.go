@@ -9,6 +9,7 @@ import (
 	"io"
 	"os/exec"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -148,7 +149,8 @@ type node struct {
 	users    []*node
 	state    nodeState
 	started  bool // ActionStarted was called (a remote try counts)
-	local    bool // a remote try gave it back: run it here
+	local    bool   // a remote try gave it back: run it here
+	farmNote string // why, for the trace
 }
 
 type executor struct {
@@ -175,6 +177,7 @@ type result struct {
 	hit         bool
 	remote      bool        // it ran (or tried to run) on Remote
 	requeue     bool        // Remote gave it back: run it locally
+	why         string      // why it gave it back
 	info        *RemoteInfo // a remote run's facts
 }
 
@@ -271,7 +274,7 @@ func (e *executor) run(ctx context.Context) error {
 		}
 	}
 	start := func(token bool) {
-		n := heap.Pop(&e.ready).(*node)
+		n := e.popLocal()
 		n.state = stRunning
 		slot := e.takeSlot()
 		announce(n)
@@ -341,7 +344,7 @@ func (e *executor) run(ctx context.Context) error {
 			if r.remote {
 				remoteRunning--
 				if r.requeue && !cancelled {
-					n.local = true
+					n.local, n.farmNote = true, r.why
 					n.state = stReady
 					heap.Push(&e.ready, n)
 					continue
@@ -362,7 +365,7 @@ func (e *executor) run(ctx context.Context) error {
 				e.opt.Observer.ActionFinished(n.a)
 			}
 			if e.opt.Trace != nil {
-				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info})
+				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote})
 			}
 			if cancelled {
 				// Killed, or finished while the build was being stopped:
@@ -445,6 +448,28 @@ func (e *executor) popRemotable() *node {
 		return nil
 	}
 	return heap.Remove(&e.ready, best).(*node)
+}
+
+// popLocal removes from the ready heap, and returns, the action a local
+// slot runs next: with a Remote that has slots, the ready action of
+// highest priority that only this machine can run, if any (the Remote
+// takes the others); else the ready action of highest priority.
+func (e *executor) popLocal() *node {
+	if e.opt.Remote != nil && e.opt.Remote.Slots() > 0 {
+		best := -1
+		for i, n := range e.ready {
+			if !n.local && n.a.Expand == nil && n.a.Run == nil && e.opt.Remote.Accepts(n.a) {
+				continue
+			}
+			if best < 0 || e.ready.Less(i, best) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			return heap.Remove(&e.ready, best).(*node)
+		}
+	}
+	return heap.Pop(&e.ready).(*node)
 }
 
 // takeSlot returns the lowest free slot and marks it busy.
@@ -554,6 +579,7 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 		info, err := e.opt.Remote.Run(ctx, a, sh.Stdout(), sh.Stderr())
 		if errors.Is(err, ErrRunLocally) && ctx.Err() == nil {
 			r.requeue = true
+			r.why = strings.TrimPrefix(err.Error(), ErrRunLocally.Error()+": ")
 			return r
 		}
 		r.err = err

@@ -90,6 +90,11 @@ func TestRemote(t *testing.T) {
 			t.Errorf("%s traced as local but its output is %q", ev.Action.Label(), where)
 		}
 	}
+	for _, ev := range trace.Events() {
+		if filepath.Base(ev.Action.Outputs[0].Path) == "d0" && ev.GivenBack != "refused" {
+			t.Errorf("d0 traced with GivenBack %q, want %q", ev.GivenBack, "refused")
+		}
+	}
 	if len(trace.Events()) != 6 {
 		t.Errorf("%d events, want 6 (a given-back action is traced once)", len(trace.Events()))
 	}

@@ -25,6 +25,9 @@ type Event struct {
 	// Remote, when not nil, says the action ran on another machine (Slot
 	// is then meaningless).
 	Remote *RemoteInfo
+	// GivenBack, when set, says why the Remote gave the action back to
+	// run here.
+	GivenBack string
 }
 
 // Trace records the actions a build runs, expanded ones included. Its
@@ -62,6 +65,9 @@ func (t *Trace) add(ev Event) {
 		where := ""
 		if ev.Remote != nil {
 			where = " worker=" + ev.Remote.Worker
+		}
+		if ev.GivenBack != "" {
+			where = fmt.Sprintf(" local=%q", ev.GivenBack)
 		}
 		fmt.Fprintf(t.Lines, "job %s %s %d%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache, where)
 	}
@@ -142,6 +148,9 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 			args["error"] = ev.Err.Error()
 		}
 		tid := ev.Slot
+		if ev.GivenBack != "" {
+			args["given_back"] = ev.GivenBack
+		}
 		if r := ev.Remote; r != nil {
 			tid = workers[r.Worker]
 			args["worker"] = r.Worker
