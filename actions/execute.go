@@ -148,7 +148,7 @@ type node struct {
 	children int // unfinished actions of its expansion
 	users    []*node
 	state    nodeState
-	started  bool // ActionStarted was called (a remote try counts)
+	started  bool   // ActionStarted was called (a remote try counts)
 	local    bool   // a remote try gave it back: run it here
 	farmNote string // why, for the trace
 }
