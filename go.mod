@@ -8,6 +8,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/urfave/cli/v3 v3.14.0
 	github.com/zeebo/xxh3 v1.1.0
+	golang.org/x/sync v0.25.0
 )
 
 require (

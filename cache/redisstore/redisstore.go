@@ -266,7 +266,14 @@ func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) (uploaded int64
 	if _, err := cache.DecodeIndex(index); err != nil {
 		return 0, fmt.Errorf("redisstore: entry %s: %v", key, err) // bad blob names
 	}
-	for _, b := range e.Blobs {
+	present, err := s.present(e.Blobs)
+	if err != nil {
+		return 0, err
+	}
+	for i, b := range e.Blobs {
+		if present[i] {
+			continue
+		}
 		n, err := s.upload(b)
 		uploaded += n
 		if err != nil {
@@ -288,6 +295,31 @@ func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) (uploaded int64
 		return uploaded, err
 	}
 	return uploaded, s.err("SET entry", s.c.Set(ctx, k, index, 0).Err())
+}
+
+// present reports which blobs the server has, in one round trip (an
+// entry of a farm job names hundreds of headers).
+func (s *Store) present(blobs []cache.Blob) ([]bool, error) {
+	if len(blobs) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	cmds := make([]*redis.IntCmd, len(blobs))
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, b := range blobs {
+			cmds[i] = p.Exists(ctx, s.blobKey(b.Sum))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.err("EXISTS blobs", err)
+	}
+	out := make([]bool, len(blobs))
+	for i, c := range cmds {
+		out[i] = c.Val() > 0
+	}
+	return out, nil
 }
 
 // upload stores b's bytes unless its blob key exists.
