@@ -38,6 +38,8 @@ type WorkerOptions struct {
 	Lease time.Duration
 	// JobTimeout bounds one job's run (default 10 minutes).
 	JobTimeout time.Duration
+	// BlobCache bounds the worker's copies of fetched inputs (default 1 GiB).
+	BlobCache int64
 	// Log, when not nil, receives a line per job and event.
 	Log *log.Logger
 }
@@ -53,6 +55,7 @@ type Worker struct {
 	toolIDs   map[string]string // tool name -> identity digest
 	host      string
 	started   time.Time
+	blobs     *blobCache // fetched inputs, by digest
 
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
@@ -72,6 +75,9 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	}
 	if opt.Dir == "" {
 		opt.Dir = os.TempDir()
+	}
+	if opt.BlobCache <= 0 {
+		opt.BlobCache = 1 << 30
 	}
 	host, _ := os.Hostname()
 	if opt.Name == "" {
@@ -121,6 +127,12 @@ func (w *Worker) Serve(ctx context.Context) error {
 	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
 		return fmt.Errorf("cannot reach %s: %v", w.store.Name(), err)
 	}
+	blobDir, err := os.MkdirTemp(w.opt.Dir, "offcc-worker-blobs-")
+	if err != nil {
+		return fmt.Errorf("cannot make the worker's blob directory: %v", err)
+	}
+	defer os.RemoveAll(blobDir)
+	w.blobs = newBlobCache(w.store, blobDir, w.opt.BlobCache)
 	w.announce(bg)
 	w.logf("worker %s: serving toolchain %s (%s) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.opt.Slots, w.store.Name())
 
@@ -373,7 +385,7 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 			return refuse("file %s: no blob %q", f.Path, f.Blob)
 		}
 		p := filepath.Join(dir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
-		if err := fetch(w.store, b, p, f.Mode); err != nil {
+		if err := w.blobs.place(b, p); err != nil {
 			if errors.Is(err, cache.ErrCorrupt) {
 				// Damaged in Redis: remove it, so the client's next
 				// upload puts the right bytes back. Go on checking the

@@ -1,0 +1,100 @@
+package farm
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/offcc/offcc/cache"
+	"golang.org/x/sync/singleflight"
+)
+
+// blobCache is a worker's copies of the blobs it fetched, by digest, so
+// that the headers every job of a project ships are downloaded once per
+// worker, not once per job. Blobs are verified when fetched; the
+// directory is the worker's own and goes with it. Past max bytes it is
+// emptied (jobs hold hard links, not the cache's names).
+type blobCache struct {
+	store cache.Store
+	dir   string
+	max   int64
+	fetch singleflight.Group
+
+	mu   sync.Mutex
+	size int64
+}
+
+func newBlobCache(store cache.Store, dir string, max int64) *blobCache {
+	return &blobCache{store: store, dir: dir, max: max}
+}
+
+// place puts blob b at dst (a hard link to the cached copy, else a copy),
+// fetching and verifying it first when the cache lacks it.
+func (c *blobCache) place(b cache.Blob, dst string) error {
+	src := filepath.Join(c.dir, b.Sum.String())
+	if fi, err := os.Stat(src); err != nil || fi.Size() != b.Size {
+		_, err, _ := c.fetch.Do(b.Sum.String(), func() (any, error) {
+			if fi, err := os.Stat(src); err == nil && fi.Size() == b.Size {
+				return nil, nil
+			}
+			c.trim(b.Size)
+			tmp := src + ".tmp"
+			if err := fetch(c.store, b, tmp, 0o444); err != nil {
+				os.Remove(tmp)
+				return nil, err
+			}
+			if err := os.Rename(tmp, src); err != nil {
+				os.Remove(tmp)
+				return nil, err
+			}
+			c.mu.Lock()
+			c.size += b.Size
+			c.mu.Unlock()
+			return nil, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
+}
+
+// trim empties the cache when adding n bytes would pass its limit.
+func (c *blobCache) trim(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.size+n <= c.max {
+		return
+	}
+	entries, _ := os.ReadDir(c.dir)
+	for _, e := range entries {
+		os.Remove(filepath.Join(c.dir, e.Name()))
+	}
+	c.size = 0
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("copy %s: %v", src, err)
+	}
+	return nil
+}
