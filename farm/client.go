@@ -50,6 +50,10 @@ type Client struct {
 	host      string
 	cwd       string
 
+	// digests memoises the blobs of the files jobs ship, by path, while
+	// their size and modification time stay the same.
+	digests sync.Map // path -> memoBlob
+
 	mu       sync.Mutex
 	slots    int
 	failed   bool
@@ -461,7 +465,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	}
 	var blobs []cache.Blob
 	for i := range j.Files {
-		b, err := blobOf(reads[i], fmt.Sprintf("f%d", i))
+		b, err := c.blobOf(reads[i], fmt.Sprintf("f%d", i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -472,6 +476,37 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		return nil, nil, errors.New(why)
 	}
 	return j, blobs, nil
+}
+
+// memoBlob is a file's blob and the stat it was computed under.
+type memoBlob struct {
+	size  int64
+	mtime time.Time
+	blob  cache.Blob
+}
+
+// blobOf is blobOf memoised by path, size and modification time: the
+// headers of a project are hashed once per build, not once per job.
+func (c *Client) blobOf(path, name string) (cache.Blob, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return cache.Blob{}, err
+	}
+	if m, ok := c.digests.Load(path); ok {
+		if mb := m.(memoBlob); mb.size == fi.Size() && mb.mtime.Equal(fi.ModTime()) && fi.Mode().IsRegular() {
+			b := mb.blob
+			b.Name = name
+			return b, nil
+		}
+	}
+	b, err := blobOf(path, name)
+	if err != nil {
+		return b, err
+	}
+	if fi.Mode().IsRegular() {
+		c.digests.Store(path, memoBlob{size: fi.Size(), mtime: fi.ModTime(), blob: b})
+	}
+	return b, nil
 }
 
 // scan lists the files a compile reads: its command run here as a
