@@ -50,6 +50,8 @@ type Client struct {
 	host      string
 	cwd       string
 
+	// includes finds the files a compile reads without running clang.
+	includes *IncludeScanner
 	// digests memoises the blobs of the files jobs ship, by path, while
 	// their size and modification time stay the same.
 	digests sync.Map // path -> memoBlob
@@ -75,7 +77,8 @@ func NewClient(store *redisstore.Store, opt ClientOptions) *Client {
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
 	c := &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
-		toolDir: toolDir(opt.Clang), toolIDs: map[string]string{}, stop: make(chan struct{})}
+		toolDir: toolDir(opt.Clang), toolIDs: map[string]string{}, stop: make(chan struct{}),
+		includes: NewIncludeScanner()}
 	c.toolchain = Toolchain(opt.Clang)
 	for _, t := range Tools {
 		c.toolIDs[t] = toolID(filepath.Join(c.toolDir, t))
@@ -455,9 +458,15 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		}
 	}
 	if tool == "clang" && a.DepFile != "" {
-		deps, err := c.scan(ctx, a)
-		if err != nil {
-			return nil, nil, err
+		// A superset of the files the compile can read, found in process;
+		// where that cannot be promised (a computed #include), the files
+		// clang's own preprocessor pass lists.
+		deps, ok, _ := c.includes.Scan(j.Args, c.cwd)
+		if !ok {
+			var err error
+			if deps, err = c.scan(ctx, a); err != nil {
+				return nil, nil, err
+			}
 		}
 		for _, d := range deps {
 			add(d, d)
@@ -509,8 +518,8 @@ func (c *Client) blobOf(path, name string) (cache.Blob, error) {
 	return b, nil
 }
 
-// scan lists the files a compile reads: its command run here as a
-// preprocessor pass that writes only a dependency file (system headers
+// scan lists the files a compile reads (where IncludeScanner cannot): its
+// command run here as a preprocessor pass that writes only a dependency file (system headers
 // included).
 func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) {
 	f, err := os.CreateTemp(c.opt.TempDir, "farm-scan-*.d")

@@ -61,7 +61,9 @@ func startWorker(t *testing.T, srv *redistest.Server, clang, name string) *Worke
 func deviceCompile(t *testing.T, clang, dir, out string) *actions.Action {
 	t.Helper()
 	os.WriteFile(filepath.Join(dir, "k.h"), []byte("#define SCALE 3\n#include <stddef.h>\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "k.c"), []byte("#include \"k.h\"\nconst char *f(void) { return __FILE__; }\nint g(int x) { return x * SCALE + (int)sizeof(size_t); }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "opt.h"), []byte("#error only tested, never included\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "k.c"), []byte("#include \"k.h\"\nconst char *f(void) { return __FILE__; }\nint g(int x) { return x * SCALE + (int)sizeof(size_t); }\n"+
+		"#if __has_include(\"opt.h\")\nint has_opt = 1;\n#else\nint has_opt = 2;\n#endif\n"), 0o644)
 	src := filepath.Join(dir, "k.c")
 	dep := out + ".d"
 	return &actions.Action{
@@ -86,8 +88,9 @@ func waitSlots(t *testing.T, c *Client, n int) {
 	}
 }
 
-// TestRoundTrip: a device compile that reads a header runs on a worker and
-// writes the object and dependency file a local run writes, byte for byte.
+// TestRoundTrip: a device compile that reads a header, and tests another
+// with __has_include, runs on a worker and writes the object and
+// dependency file a local run writes, byte for byte.
 func TestRoundTrip(t *testing.T) {
 	srv, store, clang := farmSetup(t)
 	startWorker(t, srv, clang, "w1")
