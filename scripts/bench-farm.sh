@@ -39,7 +39,7 @@
 #    times, the transfers of every job that ran on a worker, and a model
 #    for $MODEL_ARCHS archs on as many workers (python3). These builds (and
 #    a farm build with 0 workers, and clang-22's) fix the CUID
-#    (-cuid=offcc-bench-farm; clang picks a random one otherwise), and
+#    (-cuid=offcc-bench-farm; clang's default CUID hashes the output name), and
 #    their objects are compared byte for byte with the local one's.
 # 3. A generated Makefile project: $TUS HIP files of $TU_KERNELS kernels
 #    each (and a shared header), objects only, `make -j$MAKE_JOBS
@@ -567,8 +567,8 @@ untimed() {
 	}
 	check_workers
 }
-# The untimed builds fix the CUID (clang picks a random one per compile
-# otherwise): their objects must be byte for byte the same.
+# The untimed builds fix the CUID (clang's default hashes the output name,
+# which differs between them): their objects must be byte for byte the same.
 cuid=-cuid=offcc-bench-farm
 untimed "clang-22 warm-up" "$CLANG" "${flags[@]}" "$cuid" bench.hip -o clang.o
 untimed "traced local build" env OFFCC_JOB_TRACE="$work/local.json" "$OFFCC" "${flags[@]}" "$cuid" bench.hip -o local.o
