@@ -40,6 +40,10 @@ type WorkerOptions struct {
 	JobTimeout time.Duration
 	// BlobCache bounds the worker's copies of fetched inputs (default 1 GiB).
 	BlobCache int64
+	// Self is the offcc executable, run as "offcc __farm-sandbox DIR --
+	// TOOL ARGS..." to confine each job's writes to its directory with
+	// Landlock where the kernel has it; "" runs tools directly.
+	Self string
 	// Log, when not nil, receives a line per job and event.
 	Log *log.Logger
 }
@@ -56,6 +60,7 @@ type Worker struct {
 	host      string
 	started   time.Time
 	blobs     *blobCache // fetched inputs, by digest
+	sandbox   int        // the Landlock ABI jobs run under, 0 for none
 
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
@@ -97,6 +102,9 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 		w.tools[t], w.toolIDs[t] = p, toolID(p)
 	}
 	w.toolchain = Toolchain(opt.Clang)
+	if opt.Self != "" {
+		w.sandbox = SandboxABI()
+	}
 	return w, nil
 }
 
@@ -135,6 +143,11 @@ func (w *Worker) Serve(ctx context.Context) error {
 	w.blobs = newBlobCache(w.store, blobDir, w.opt.BlobCache)
 	w.announce(bg)
 	w.logf("worker %s: serving toolchain %s (%s) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.opt.Slots, w.store.Name())
+	if w.sandbox > 0 {
+		w.logf("worker %s: jobs may write only in their directories (Landlock ABI %d)", w.opt.Name, w.sandbox)
+	} else {
+		w.logf("worker %s: no Landlock here: jobs are confined by their command-line checks and clang's overlay only", w.opt.Name)
+	}
 
 	stopAnnounce := make(chan struct{})
 	var annWG sync.WaitGroup
@@ -435,6 +448,9 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 	tmp := filepath.Join(dir, "tmp")
 	os.Mkdir(tmp, 0o700)
 	cmd := exec.CommandContext(ctx, tool, args...)
+	if w.sandbox > 0 {
+		cmd = exec.CommandContext(ctx, w.opt.Self, append([]string{"__farm-sandbox", dir, "--", tool}, args...)...)
+	}
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "LC_ALL=C"}
 	var stdout, stderr bytes.Buffer

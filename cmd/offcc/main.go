@@ -25,6 +25,7 @@ import (
 
 	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/driver"
+	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/inspect"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/linkerwrapper"
@@ -47,6 +48,10 @@ func run(argv []string) int {
 		return packager.Main(name, argv[1:], os.Stdout, os.Stderr)
 	case "clang-offload-bundler":
 		return bundler.Main(name, argv[1:], os.Getenv, os.Stdout, os.Stderr)
+	}
+	if len(argv) > 1 && argv[1] == "__farm-sandbox" {
+		// A build-farm worker's job: confined, then the tool.
+		return farm.SandboxMain(argv[2:])
 	}
 	if len(argv) > 1 && isSubcommand(argv[1]) {
 		return runSubcommand(argv)

@@ -92,7 +92,12 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 		return 1
 	}
 	defer store.Close()
-	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "offcc: error: worker: cannot find offcc's own executable: %v\n", err)
+		return 1
+	}
+	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Self: self}
 	logger := log.New(stderr, "", log.LstdFlags)
 	if !*quiet {
 		opt.Log = logger
