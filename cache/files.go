@@ -20,6 +20,19 @@ type FileStat struct {
 	Ino   uint64 `json:"ino"`
 }
 
+// StatOf returns what a stat says of a file, enough to tell that it has
+// not changed (its size, times, device and inode).
+func StatOf(fi os.FileInfo) FileStat { return statOf(fi) }
+
+// Settled reports whether a file with this stat, looked at now, had been
+// left alone for at least d: a file changed within the last moments can
+// change again within the same timestamp tick, so its stat vouches for
+// nothing (ccache's "racy" rule).
+func (st FileStat) Settled(now time.Time, d time.Duration) bool {
+	limit := now.Add(-d).UnixNano()
+	return st.Mtime < limit && st.Ctime < limit
+}
+
 func statOf(fi os.FileInfo) FileStat {
 	st := FileStat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/offcc/offcc/cache"
 )
 
 // IncludeScanner finds, without running clang, a superset of the files a
@@ -38,7 +40,7 @@ type IncludeScanner struct {
 // inclHeader is what the scanner remembers of a file: what it refers to
 // and the stat it was read under.
 type inclHeader struct {
-	stamp inclStamp
+	stamp cache.FileStat
 	// stable is set when the file had not changed for inclRacy before it
 	// was read, so that a later change must show in its stamp: a file
 	// changed just before (or while) it was read is read again next time,
@@ -52,32 +54,6 @@ type inclHeader struct {
 // same (ccache's inode cache and cache.FileStat use 2 s too). A variable
 // for tests.
 var inclRacy = 2 * time.Second
-
-// inclStamp is what a stat says of a file, enough to tell that it has not
-// changed: a change of its contents moves its ctime, which, unlike its
-// mtime, no tool sets back (cp -p and tar keep mtimes, not ctimes), and a
-// file replaced by another has another inode.
-type inclStamp struct {
-	size, mtime, ctime int64
-	dev, ino           uint64
-}
-
-// inclStampOf returns the stamp of the file fi describes.
-func inclStampOf(fi os.FileInfo) inclStamp {
-	st := inclStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
-		st.dev, st.ino = uint64(sys.Dev), sys.Ino
-	}
-	return st
-}
-
-// settled reports whether a file with stamp st, read at now, had been
-// left alone for inclRacy.
-func (st inclStamp) settled(now time.Time) bool {
-	limit := now.Add(-inclRacy).UnixNano()
-	return st.mtime < limit && st.ctime < limit
-}
 
 // inclRef is one file name a header refers to.
 type inclRef struct {
@@ -476,7 +452,7 @@ type inclScanned struct {
 // inclDir is a directory listing the scanner remembers, with the stamp
 // it was read under (see inclHeader for stable).
 type inclDir struct {
-	stamp  inclStamp
+	stamp  cache.FileStat
 	stable bool
 	names  map[string]bool
 }
@@ -549,7 +525,7 @@ func (s *IncludeScanner) listing(d string, stat func(string) (os.FileInfo, error
 	s.mu.Lock()
 	c := s.dirs[d]
 	s.mu.Unlock()
-	stamp := inclStampOf(fi)
+	stamp := cache.StatOf(fi)
 	if c != nil && c.stable && c.stamp == stamp {
 		return inclListing{names: c.names, ok: true}
 	}
@@ -568,7 +544,7 @@ func (s *IncludeScanner) listing(d string, stat func(string) (os.FileInfo, error
 		names[n] = true
 	}
 	s.mu.Lock()
-	s.dirs[d] = &inclDir{stamp: stamp, stable: stamp.settled(now), names: names}
+	s.dirs[d] = &inclDir{stamp: stamp, stable: stamp.Settled(now, inclRacy), names: names}
 	s.mu.Unlock()
 	return inclListing{names: names, ok: true}
 }
@@ -946,7 +922,7 @@ func (s *IncludeScanner) header(path string, fi os.FileInfo) (*inclParsed, error
 	s.mu.Lock()
 	h := s.memo[path]
 	s.mu.Unlock()
-	stamp := inclStampOf(fi)
+	stamp := cache.StatOf(fi)
 	if h != nil && h.stable && h.stamp == stamp {
 		return h.parsed, nil
 	}
@@ -955,7 +931,7 @@ func (s *IncludeScanner) header(path string, fi os.FileInfo) (*inclParsed, error
 	if err != nil {
 		return nil, err
 	}
-	h = &inclHeader{stamp: stamp, parsed: inclParse(data), stable: int64(len(data)) == fi.Size() && stamp.settled(now)}
+	h = &inclHeader{stamp: stamp, parsed: inclParse(data), stable: int64(len(data)) == fi.Size() && stamp.Settled(now, inclRacy)}
 	s.mu.Lock()
 	s.memo[path] = h
 	s.mu.Unlock()
