@@ -236,7 +236,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	c.expire(jobEntry(j.ID))
 	bg := context.Background()
 	actx, cancel := context.WithTimeout(bg, 2*time.Second)
-	err = c.rdb.XAdd(actx, &redis.XAddArgs{Stream: queueKey(c.store.Prefix(), c.toolchain), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err()
+	entry, err := c.rdb.XAdd(actx, &redis.XAddArgs{Stream: queueKey(c.store.Prefix(), c.toolchain), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Result()
 	cancel()
 	if err != nil {
 		c.fail(err)
@@ -250,7 +250,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	var owner string
 	for {
 		if ctx.Err() != nil {
-			c.takeBack(j.ID)
+			c.takeBack(j.ID, entry)
 			return info, ctx.Err()
 		}
 		wctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
@@ -262,7 +262,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		}
 		if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
 			c.fail(err)
-			c.takeBack(j.ID)
+			c.takeBack(j.ID, entry)
 			return local("%v", err)
 		}
 		gctx, cancel := context.WithTimeout(bg, time.Second)
@@ -274,14 +274,14 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 			continue
 		case err != nil && !errors.Is(err, redis.Nil):
 			c.fail(err)
-			c.takeBack(j.ID)
+			c.takeBack(j.ID, entry)
 			return local("%v", err)
 		}
 		// Nobody holds the job.
 		if owner == "" && time.Since(uploaded) < c.opt.Pickup {
 			continue
 		}
-		if c.takeBack(j.ID) {
+		if c.takeBack(j.ID, entry) {
 			if owner != "" {
 				return local("worker %s stopped answering", owner)
 			}
@@ -326,8 +326,8 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 }
 
 // takeBack claims a job for its client; it reports whether the client now
-// owns it (no worker does).
-func (c *Client) takeBack(id string) bool {
+// owns it (no worker does). A job nobody took leaves the stream.
+func (c *Client) takeBack(id, entry string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	ok, err := c.rdb.SetNX(ctx, claimKey(c.store.Prefix(), id), clientOwner, 10*time.Minute).Result()
@@ -335,6 +335,7 @@ func (c *Client) takeBack(id string) bool {
 		return true // the server is gone: so are the workers' results
 	}
 	if ok {
+		c.rdb.XDel(ctx, queueKey(c.store.Prefix(), c.toolchain), entry)
 		return true
 	}
 	cur, err := c.rdb.Get(ctx, claimKey(c.store.Prefix(), id)).Result()

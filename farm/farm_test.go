@@ -170,6 +170,10 @@ func TestNoWorkerTakesIt(t *testing.T) {
 	if len(keys) != 1 {
 		t.Errorf("claims: %q, want one", keys)
 	}
+	// Nobody will take it: it left the queue.
+	if n, _ := store.Client().XLen(context.Background(), queueKey(store.Prefix(), c.Toolchain())).Result(); n != 0 {
+		t.Errorf("%d entries left in the queue", n)
+	}
 }
 
 // TestRefusedJobRunsLocally: a job the client cannot ship whole is never
