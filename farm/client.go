@@ -57,7 +57,9 @@ type Client struct {
 	digests sync.Map // path -> memoBlob
 
 	mu       sync.Mutex
-	slots    int
+	slots    int // live workers' slots
+	others   int // jobs of other clients in the queue, at the last refresh
+	sent     int // this client's jobs in the queue now
 	failed   bool
 	warned   bool
 	stop     chan struct{}
@@ -113,8 +115,9 @@ func (c *Client) Close() {
 // Toolchain returns the identity jobs are sent under.
 func (c *Client) Toolchain() string { return c.toolchain }
 
-// refresh reads the workers' registrations: the slots of live workers of
-// this toolchain.
+// refresh reads the workers' registrations and the queue: the slots of
+// live workers of this toolchain, and the jobs in the queue (waiting or
+// running) that are not this client's.
 func (c *Client) refresh() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -131,8 +134,14 @@ func (c *Client) refresh() {
 			n += w.Slots
 		}
 	}
+	queued, err := c.rdb.XLen(ctx, queueKey(c.store.Prefix(), c.toolchain)).Result()
+	if err != nil {
+		c.fail(err)
+		return
+	}
 	c.mu.Lock()
 	c.slots = n
+	c.others = max(0, int(queued)-c.sent)
 	c.mu.Unlock()
 }
 
@@ -155,14 +164,17 @@ func (c *Client) fail(err error) {
 	}
 }
 
-// Slots returns the slots of the live workers of the client's toolchain.
+// Slots returns the slots of the live workers of the client's toolchain
+// less the jobs other clients have queued or running there: a client
+// sends no job that would only wait behind other builds' (many offcc
+// processes of one make -j share the farm first come, first served).
 func (c *Client) Slots() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failed {
 		return 0
 	}
-	return c.slots
+	return max(0, c.slots-c.others)
 }
 
 // Accepts reports whether a can run on a worker: a clang -cc1 compile of
@@ -244,6 +256,14 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	}
 	uploaded := time.Now()
 	info.Transfer = uploaded.Sub(t0)
+	c.mu.Lock()
+	c.sent++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.sent--
+		c.mu.Unlock()
+	}()
 
 	// Wait for the result; take the job back when nobody takes it in
 	// time or its worker stops renewing the lease.

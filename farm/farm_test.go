@@ -16,6 +16,7 @@ import (
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/cache/redisstore/redistest"
 	"github.com/offcc/offcc/internal/llvmtest"
+	"github.com/redis/go-redis/v9"
 )
 
 // farmSetup starts a redis-server and returns a store on it and LLVM 22's
@@ -225,5 +226,34 @@ func TestAccepts(t *testing.T) {
 		if got := c.Accepts(tc.a); got != tc.want {
 			t.Errorf("%s: Accepts = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSlotsShareTheFarm: jobs other clients have in the queue take from
+// the slots a client sees.
+func TestSlotsShareTheFarm(t *testing.T) {
+	_, store, clang := farmSetup(t)
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	defer c.Close()
+	ctx := context.Background()
+	info, _ := json.Marshal(WorkerInfo{Name: "big", Toolchain: c.Toolchain(), Slots: 3, Seen: time.Now().Add(time.Hour).UnixMilli()})
+	store.Client().HSet(ctx, workersKey(store.Prefix()), "big", info)
+	c.refresh()
+	if got := c.Slots(); got != 3 {
+		t.Fatalf("Slots = %d with an idle 3-slot worker, want 3", got)
+	}
+	for i := 0; i < 2; i++ {
+		store.Client().XAdd(ctx, &redis.XAddArgs{Stream: queueKey(store.Prefix(), c.Toolchain()), Values: map[string]any{"job": "other"}})
+	}
+	c.refresh()
+	if got := c.Slots(); got != 1 {
+		t.Errorf("Slots = %d with two other clients' jobs queued, want 1", got)
+	}
+	for i := 0; i < 2; i++ {
+		store.Client().XAdd(ctx, &redis.XAddArgs{Stream: queueKey(store.Prefix(), c.Toolchain()), Values: map[string]any{"job": "other"}})
+	}
+	c.refresh()
+	if got := c.Slots(); got != 0 {
+		t.Errorf("Slots = %d with a full farm, want 0", got)
 	}
 }
