@@ -49,7 +49,7 @@ OFFCC OPTIONS:
                           in an offload binary) or DPC++'s version 2
   --offload-rdc           Alias of -fgpu-rdc
   --no-cache              Neither read nor write the build cache
-  --remote-exec=URL       Send device jobs (device compiles but OpenMP's,
+  --remote-exec=URL       Send device jobs (HIP, CUDA and SYCL compiles,
                           backends, device links) to the offcc workers of
                           the build farm on the Redis server URL, running
                           other jobs here meanwhile (also $OFFCC_REMOTE_EXEC;

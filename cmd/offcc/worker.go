@@ -23,8 +23,8 @@ const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--name NAME] 
 
 offcc worker serves offcc's build farm: it announces its LLVM toolchain
 (identified as the build cache identifies tools, by ELF build IDs) and its
-slots on the Redis server at URL, takes device jobs for that toolchain
-(device compiles, backends, device links) from the server's job stream,
+slots on the Redis server at URL, takes jobs for that toolchain (HIP,
+CUDA and SYCL compiles, backends, device links) from the server's stream,
 runs them with its own clang and lld in private directories under DIR,
 and stores their outputs and diagnostics for the client. It runs nothing
 else: jobs naming other tools, plugins or files they do not ship are
