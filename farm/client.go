@@ -58,7 +58,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	slots    int // live workers' slots
-	others   int // jobs of other clients in the queue, at the last refresh
+	others   int // other clients' jobs waiting in the queue, at the last refresh
 	sent     int // this client's jobs in the queue now
 	failed   bool
 	warned   bool
@@ -116,8 +116,8 @@ func (c *Client) Close() {
 func (c *Client) Toolchain() string { return c.toolchain }
 
 // refresh reads the workers' registrations and the queue: the slots of
-// live workers of this toolchain, and the jobs in the queue (waiting or
-// running) that are not this client's.
+// live workers of this toolchain, and the jobs waiting in the queue (not
+// yet taken by a worker) that are not this client's.
 func (c *Client) refresh() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -134,14 +134,19 @@ func (c *Client) refresh() {
 			n += w.Slots
 		}
 	}
-	queued, err := c.rdb.XLen(ctx, queueKey(c.store.Prefix(), c.toolchain)).Result()
+	q := queueKey(c.store.Prefix(), c.toolchain)
+	entries, err := c.rdb.XLen(ctx, q).Result()
 	if err != nil {
 		c.fail(err)
 		return
 	}
+	var running int64
+	if p, err := c.rdb.XPending(ctx, q, Group).Result(); err == nil {
+		running = p.Count
+	}
 	c.mu.Lock()
 	c.slots = n
-	c.others = max(0, int(queued)-c.sent)
+	c.others = max(0, int(entries-running)-c.sent)
 	c.mu.Unlock()
 }
 
@@ -165,9 +170,10 @@ func (c *Client) fail(err error) {
 }
 
 // Slots returns the slots of the live workers of the client's toolchain
-// less the jobs other clients have queued or running there: a client
-// sends no job that would only wait behind other builds' (many offcc
-// processes of one make -j share the farm first come, first served).
+// less the jobs of other clients waiting for one: a job may queue behind
+// running ones (a worker takes it the moment it is free), not behind
+// other waiting ones (many offcc processes of one make -j share the farm
+// first come, first served, and the rest runs locally).
 func (c *Client) Slots() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

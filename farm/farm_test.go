@@ -229,8 +229,8 @@ func TestAccepts(t *testing.T) {
 	}
 }
 
-// TestSlotsShareTheFarm: jobs other clients have in the queue take from
-// the slots a client sees.
+// TestSlotsShareTheFarm: jobs other clients have waiting in the queue take
+// from the slots a client sees; jobs workers run do not.
 func TestSlotsShareTheFarm(t *testing.T) {
 	_, store, clang := farmSetup(t)
 	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
@@ -255,5 +255,13 @@ func TestSlotsShareTheFarm(t *testing.T) {
 	c.refresh()
 	if got := c.Slots(); got != 0 {
 		t.Errorf("Slots = %d with a full farm, want 0", got)
+	}
+	// A worker takes three of them: one still waits.
+	store.Client().XGroupCreateMkStream(ctx, queueKey(store.Prefix(), c.Toolchain()), Group, "0")
+	store.Client().XReadGroup(ctx, &redis.XReadGroupArgs{Group: Group, Consumer: "big",
+		Streams: []string{queueKey(store.Prefix(), c.Toolchain()), ">"}, Count: 3})
+	c.refresh()
+	if got := c.Slots(); got != 2 {
+		t.Errorf("Slots = %d with three jobs running and one waiting, want 2", got)
 	}
 }
