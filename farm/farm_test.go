@@ -265,3 +265,41 @@ func TestSlotsShareTheFarm(t *testing.T) {
 		t.Errorf("Slots = %d with three jobs running and one waiting, want 2", got)
 	}
 }
+
+// TestComputedInclude: a header named by a macro, which the include
+// scanner cannot resolve, is found by clang's own preprocessor pass and
+// shipped: the worker's object is the local one.
+func TestComputedInclude(t *testing.T) {
+	srv, store, clang := farmSetup(t)
+	startWorker(t, srv, clang, "w1")
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	defer c.Close()
+	waitSlots(t, c, 1)
+	dir := t.TempDir()
+	compile := func(out string) *actions.Action {
+		a := deviceCompile(t, clang, dir, out)
+		os.WriteFile(filepath.Join(dir, "gen.h"), []byte("int generated = 42;\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "k.c"), []byte("#define GEN \"gen.h\"\n#include GEN\nint g(void) { return generated; }\n"), 0o644)
+		return a
+	}
+	la := compile(filepath.Join(dir, "local.o"))
+	if out, err := exec.Command(la.Command[0], la.Command[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("local compile: %v\n%s", err, out)
+	}
+	if _, ok, why := c.includes.Scan(la.Command[1:], dir); ok || !strings.Contains(why, "computed") {
+		t.Fatalf("the include scanner resolved a computed include (ok=%v, %q)", ok, why)
+	}
+	a := compile(filepath.Join(dir, "remote.o"))
+	var stderr bytes.Buffer
+	info, err := c.Run(context.Background(), a, new(bytes.Buffer), &stderr)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr.String())
+	}
+	if info.Worker != "w1" {
+		t.Errorf("ran on %q, want w1", info.Worker)
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "local.o"))
+	if got, _ := os.ReadFile(filepath.Join(dir, "remote.o")); !bytes.Equal(got, want) {
+		t.Error("the worker's object differs from the local one")
+	}
+}
