@@ -81,17 +81,17 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stderr, "offcc: error: worker: --jobs must be at least 1, not %d\n", *jobs)
 		return 1
 	}
-	llvm, err := toolchain.Find("", getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
-		return 1
-	}
 	store, err := redisstore.Open(*url, redisstore.Options{OpTimeout: 30 * time.Second, DialTimeout: 2 * time.Second})
 	if err != nil {
 		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
 		return 1
 	}
 	defer store.Close()
+	llvm, err := toolchain.Find("", getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
+		return 1
+	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "offcc: error: worker: cannot find offcc's own executable: %v\n", err)
