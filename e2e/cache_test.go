@@ -20,34 +20,43 @@ import (
 // environment of the commands it runs). Whether an action hit is read from
 // the "cache" argument of --job-trace's events.
 
-// cacheEvent is one job of a --job-trace trace, as the cache tests read it.
-type cacheEvent struct {
-	Name    string
-	Kind    string
-	Tool    string
-	Arch    string
-	Cache   string
-	Outputs []string
+// jobEvent is one job of a --job-trace trace, as the cache and farm tests
+// read it. The farm's figures are nil for a job that ran here.
+type jobEvent struct {
+	Name    string   `json:"-"`
+	Kind    string   `json:"kind"`
+	Tool    string   `json:"tool"`
+	Arch    string   `json:"arch"`
+	Cache   string   `json:"cache"`
+	Outputs []string `json:"outputs"`
+	Worker  string   `json:"worker"`
+
+	BytesUp    *int64 `json:"bytes_up"`
+	BytesDown  *int64 `json:"bytes_down"`
+	TransferMS *int64 `json:"transfer_ms"`
+	QueueMS    *int64 `json:"queue_ms"`
+	RunMS      *int64 `json:"run_ms"`
 }
 
-func (e cacheEvent) String() string { return fmt.Sprintf("%s [%s]: %s", e.Name, e.Tool, e.Cache) }
+func (e jobEvent) String() string {
+	where := ""
+	if e.Worker != "" {
+		where = " on worker " + e.Worker
+	}
+	return fmt.Sprintf("%s [%s %s]: %s%s", e.Name, e.Kind, e.Tool, e.Cache, where)
+}
 
 // cacheable reports whether the cache looked the job up ("hit" or "miss").
-func (e cacheEvent) cacheable() bool { return e.Cache == "hit" || e.Cache == "miss" }
+func (e jobEvent) cacheable() bool { return e.Cache == "hit" || e.Cache == "miss" }
 
-func readCacheTrace(t testing.TB, path string) []cacheEvent {
+// readJobTrace reads the jobs of a build's --job-trace file.
+func readJobTrace(t testing.TB, path string) []jobEvent {
 	t.Helper()
 	var doc struct {
 		TraceEvents []struct {
-			Name string `json:"name"`
-			Ph   string `json:"ph"`
-			Args struct {
-				Kind    string   `json:"kind"`
-				Tool    string   `json:"tool"`
-				Arch    string   `json:"arch"`
-				Cache   string   `json:"cache"`
-				Outputs []string `json:"outputs"`
-			} `json:"args"`
+			Name string   `json:"name"`
+			Ph   string   `json:"ph"`
+			Args jobEvent `json:"args"`
 		} `json:"traceEvents"`
 	}
 	data, err := os.ReadFile(path)
@@ -57,17 +66,18 @@ func readCacheTrace(t testing.TB, path string) []cacheEvent {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("%s is not JSON: %v", path, err)
 	}
-	var evs []cacheEvent
+	var evs []jobEvent
 	for _, ev := range doc.TraceEvents {
 		if ev.Ph == "X" {
-			evs = append(evs, cacheEvent{ev.Name, ev.Args.Kind, ev.Args.Tool, ev.Args.Arch, ev.Args.Cache, ev.Args.Outputs})
+			ev.Args.Name = ev.Name
+			evs = append(evs, ev.Args)
 		}
 	}
 	return evs
 }
 
 // listEvents formats a trace's jobs for failure messages.
-func listEvents(evs []cacheEvent) string {
+func listEvents(evs []jobEvent) string {
 	var b strings.Builder
 	for _, e := range evs {
 		fmt.Fprintf(&b, "  %s\n", e)
@@ -76,8 +86,8 @@ func listEvents(evs []cacheEvent) string {
 }
 
 // selectEvents returns the events for which keep is true.
-func selectEvents(evs []cacheEvent, keep func(cacheEvent) bool) []cacheEvent {
-	var out []cacheEvent
+func selectEvents(evs []jobEvent, keep func(jobEvent) bool) []jobEvent {
+	var out []jobEvent
 	for _, e := range evs {
 		if keep(e) {
 			out = append(out, e)
@@ -87,18 +97,18 @@ func selectEvents(evs []cacheEvent, keep func(cacheEvent) bool) []cacheEvent {
 }
 
 // clangMisses returns the compiler jobs (tool clang) that missed.
-func clangMisses(evs []cacheEvent) []cacheEvent {
-	return selectEvents(evs, func(e cacheEvent) bool { return e.Tool == "clang" && e.Cache == "miss" })
+func clangMisses(evs []jobEvent) []jobEvent {
+	return selectEvents(evs, func(e jobEvent) bool { return e.Tool == "clang" && e.Cache == "miss" })
 }
 
 // misses returns every job that missed.
-func misses(evs []cacheEvent) []cacheEvent {
-	return selectEvents(evs, func(e cacheEvent) bool { return e.Cache == "miss" })
+func misses(evs []jobEvent) []jobEvent {
+	return selectEvents(evs, func(e jobEvent) bool { return e.Cache == "miss" })
 }
 
 // checkAllHits checks that every cacheable job of a build hit, and that
 // there was one at least.
-func checkAllHits(t testing.TB, what string, evs []cacheEvent) {
+func checkAllHits(t testing.TB, what string, evs []jobEvent) {
 	t.Helper()
 	hits := 0
 	bad := false
@@ -117,9 +127,9 @@ func checkAllHits(t testing.TB, what string, evs []cacheEvent) {
 
 // checkEvent checks the cache status of the one job of kind (and arch,
 // when not "") in evs.
-func checkEvent(t testing.TB, what string, evs []cacheEvent, kind, arch, want string) {
+func checkEvent(t testing.TB, what string, evs []jobEvent, kind, arch, want string) {
 	t.Helper()
-	found := selectEvents(evs, func(e cacheEvent) bool { return e.Kind == kind && (arch == "" || e.Arch == arch) })
+	found := selectEvents(evs, func(e jobEvent) bool { return e.Kind == kind && (arch == "" || e.Arch == arch) })
 	if len(found) != 1 || found[0].Cache != want {
 		t.Errorf("%s: want the %s %s job to be %q, got %v; all jobs:\n%s", what, kind, arch, want, found, listEvents(evs))
 	}
@@ -226,16 +236,16 @@ func (w *cacheWork) traceFile() string {
 // run runs offcc (or offcc++ when cxx) in the working directory with the
 // extra environment env and --job-trace, fails the test unless it
 // succeeds, and returns its result and trace.
-func (w *cacheWork) run(t testing.TB, env []string, a ...string) (result, []cacheEvent) {
+func (w *cacheWork) run(t testing.TB, env []string, a ...string) (result, []jobEvent) {
 	t.Helper()
 	trace := w.traceFile()
 	r := cmdSpec{dir: w.dir, env: append(slices.Clone(w.env), env...), name: w.c.cc,
 		args: append(slices.Clone(a), "--job-trace="+trace)}.mustRun(t)
-	return r, readCacheTrace(t, trace)
+	return r, readJobTrace(t, trace)
 }
 
 // build is run without extra environment.
-func (w *cacheWork) build(t testing.TB, a ...string) (result, []cacheEvent) {
+func (w *cacheWork) build(t testing.TB, a ...string) (result, []jobEvent) {
 	t.Helper()
 	return w.run(t, nil, a...)
 }
@@ -371,10 +381,10 @@ func TestCacheIdenticalRebuild(t *testing.T) {
 	flags := args(amdFlags(fourArchs), "-O2", "-c", src)
 
 	_, cold := w.build(t, args(flags, "-o", "k.o")...)
-	if n := len(selectEvents(cold, func(e cacheEvent) bool { return e.Kind == "device-compile" && e.Cache == "miss" })); n != 4 {
+	if n := len(selectEvents(cold, func(e jobEvent) bool { return e.Kind == "device-compile" && e.Cache == "miss" })); n != 4 {
 		t.Errorf("cold build: %d device compiles missed, want 4:\n%s", n, listEvents(cold))
 	}
-	if hits := selectEvents(cold, func(e cacheEvent) bool { return e.Cache == "hit" }); len(hits) != 0 {
+	if hits := selectEvents(cold, func(e jobEvent) bool { return e.Cache == "hit" }); len(hits) != 0 {
 		t.Errorf("cold build into an empty cache hit:\n%s", listEvents(cold))
 	}
 	coldObj := mustReadTB(t, w.path("k.o"))
@@ -488,7 +498,7 @@ func TestCacheHeaderEdits(t *testing.T) {
 		"host_only.h": "static inline int host_value(void) { return 7; }\n",
 	})
 	flags := args(amdFlags("gfx906"), "-O2", "-c", w.path("src.c"))
-	build := func() []cacheEvent {
+	build := func() []jobEvent {
 		_, evs := w.build(t, args(flags, "-o", "src.o")...)
 		return evs
 	}
@@ -599,7 +609,7 @@ func TestCacheConcurrentBuilds(t *testing.T) {
 			}
 			sameBytes(t, name+": "+j.out, w.path(j.out), j.want)
 			if allHits {
-				checkAllHits(t, name+": "+j.out, readCacheTrace(t, traces[i]))
+				checkAllHits(t, name+": "+j.out, readJobTrace(t, traces[i]))
 			}
 		}
 	}
@@ -725,7 +735,7 @@ func TestCacheUncacheable(t *testing.T) {
 	t.Run("save-temps", func(t *testing.T) {
 		for n := 1; n <= 2; n++ {
 			_, evs := w.build(t, args(amdFlags("gfx906"), "-save-temps", "-c", src, "-o", "st.o")...)
-			compiles := selectEvents(evs, func(e cacheEvent) bool { return e.Tool == "clang" })
+			compiles := selectEvents(evs, func(e jobEvent) bool { return e.Tool == "clang" })
 			if len(compiles) == 0 {
 				t.Fatalf("build %d: no clang job in the trace:\n%s", n, listEvents(evs))
 			}
@@ -777,7 +787,7 @@ func TestCacheUncacheable(t *testing.T) {
 					t.Errorf("build %d: no assembly on stdout:\n%s", n, r)
 				}
 				outs = append(outs, r.stdout)
-				toStdout := selectEvents(evs, func(e cacheEvent) bool { return slices.Contains(e.Outputs, "-") })
+				toStdout := selectEvents(evs, func(e jobEvent) bool { return slices.Contains(e.Outputs, "-") })
 				if len(toStdout) != 1 || toStdout[0].Cache != "uncacheable: output to standard output" {
 					t.Errorf("build %d: the job writing stdout: %v, want one, uncacheable: output to standard output; all jobs:\n%s", n, toStdout, listEvents(evs))
 				}
@@ -884,8 +894,8 @@ func cacheStatsCounts(t testing.TB, out string) (hits, misses int64) {
 }
 
 // countStatus counts the jobs of a trace with the status.
-func countStatus(evs []cacheEvent, status string) int64 {
-	return int64(len(selectEvents(evs, func(e cacheEvent) bool { return e.Cache == status })))
+func countStatus(evs []jobEvent, status string) int64 {
+	return int64(len(selectEvents(evs, func(e jobEvent) bool { return e.Cache == status })))
 }
 
 // TestCacheCLI checks offcc cache stats, export, import and clear.

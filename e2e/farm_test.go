@@ -333,63 +333,6 @@ func remoteLines(stderr string) []farmTraceLine {
 	return out
 }
 
-// farmEvent is one job of a --job-trace file.
-type farmEvent struct {
-	Name string `json:"name"`
-	Ph   string `json:"ph"`
-	Args struct {
-		Kind       string   `json:"kind"`
-		Tool       string   `json:"tool"`
-		Arch       string   `json:"arch"`
-		Offload    string   `json:"offload"`
-		Command    []string `json:"command"`
-		Worker     string   `json:"worker"`
-		BytesUp    *int64   `json:"bytes_up"`
-		BytesDown  *int64   `json:"bytes_down"`
-		TransferMS *int64   `json:"transfer_ms"`
-		QueueMS    *int64   `json:"queue_ms"`
-		RunMS      *int64   `json:"run_ms"`
-	} `json:"args"`
-}
-
-func (e farmEvent) String() string {
-	w := "local"
-	if e.Args.Worker != "" {
-		w = "worker " + e.Args.Worker
-	}
-	return fmt.Sprintf("%s [%s %s]: %s", e.Name, e.Args.Kind, e.Args.Tool, w)
-}
-
-// farmEvents reads the jobs of a build's --job-trace file.
-func farmEvents(t testing.TB, path string) []farmEvent {
-	t.Helper()
-	var doc struct {
-		TraceEvents []farmEvent `json:"traceEvents"`
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s is not JSON: %v", path, err)
-	}
-	var out []farmEvent
-	for _, e := range doc.TraceEvents {
-		if e.Ph == "X" {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func listFarmEvents(evs []farmEvent) string {
-	var b strings.Builder
-	for _, e := range evs {
-		fmt.Fprintf(&b, "  %s\n", e)
-	}
-	return b.String()
-}
-
 // farmRefs caches the objects of local builds, by flags: several tests
 // compare with the same one.
 var farmRefs struct {
@@ -525,6 +468,19 @@ func waitRunning(t testing.TB, c compiler, srv *redistest.Server, build <-chan f
 	return ""
 }
 
+// startHeavyBuild starts the heavy TU's build through the farm of srv and
+// returns once one of the named workers runs one of its jobs, with the
+// local build's object, the build, its outcome and its start time.
+func startHeavyBuild(t *testing.T, c compiler, srv *redistest.Server, names ...string) ([]byte, *farmBuild, <-chan farmOutcome, time.Time) {
+	t.Helper()
+	want := localObject(t, c, heavyArgs(t)...)
+	b := newFarmBuild(t, c, srv.URL, nil, append(heavyArgs(t), "-o", "k.o")...)
+	start := time.Now()
+	done := b.start(c)
+	waitRunning(t, c, srv, done, names...)
+	return want, b, done, start
+}
+
 // TestFarmFourAndTenArchs: with three workers, a four-arch and a ten-arch
 // HIP compile through the farm give the objects of local builds; device
 // compiles ran on workers (OFFCC_TRACE says worker=, the job trace too,
@@ -559,26 +515,26 @@ func TestFarmFourAndTenArchs(t *testing.T) {
 				}
 			}
 		}
-		evs := farmEvents(t, b.trace)
+		evs := readJobTrace(t, b.trace)
 		var devRemote, devAll int
 		for _, e := range evs {
-			if e.Args.Kind == "device-compile" {
+			if e.Kind == "device-compile" {
 				devAll++
 			}
-			if e.Args.Worker == "" {
+			if e.Worker == "" {
 				continue
 			}
-			if e.Args.Kind == "device-compile" {
+			if e.Kind == "device-compile" {
 				devRemote++
 			}
-			if e.Args.BytesUp == nil || e.Args.BytesDown == nil || e.Args.TransferMS == nil || e.Args.QueueMS == nil || e.Args.RunMS == nil {
+			if e.BytesUp == nil || e.BytesDown == nil || e.TransferMS == nil || e.QueueMS == nil || e.RunMS == nil {
 				t.Errorf("%d archs: remote event %s lacks bytes_up, bytes_down, transfer_ms, queue_ms or run_ms", n, e)
-			} else if *e.Args.BytesDown == 0 {
+			} else if *e.BytesDown == 0 {
 				t.Errorf("%d archs: remote event %s received no bytes", n, e)
 			}
 		}
 		if devAll != n || devRemote == 0 {
-			t.Errorf("%d archs: %d device compiles (want %d), %d on workers (want one at least):\n%s", n, devAll, n, devRemote, listFarmEvents(evs))
+			t.Errorf("%d archs: %d device compiles (want %d), %d on workers (want one at least):\n%s", n, devAll, n, devRemote, listEvents(evs))
 		}
 		t.Logf("%d archs: %d of %d device compiles on workers; %d jobs remote in all", n, devRemote, devAll, len(remoteLines(r.stderr)))
 	}
@@ -599,11 +555,7 @@ func TestFarmWorkerKilled(t *testing.T) {
 	srv := redistest.Start(t)
 	w := startWorker(t, c, srv.URL, "victim")
 	waitWorkers(t, c, srv.URL, "victim")
-	want := localObject(t, c, heavyArgs(t)...)
-	b := newFarmBuild(t, c, srv.URL, nil, append(heavyArgs(t), "-o", "k.o")...)
-	start := time.Now()
-	done := b.start(c)
-	waitRunning(t, c, srv, done, "victim")
+	want, b, done, start := startHeavyBuild(t, c, srv, "victim")
 	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -631,11 +583,7 @@ func TestFarmRedisStops(t *testing.T) {
 	startWorker(t, c, srv.URL, "r1")
 	startWorker(t, c, srv.URL, "r2")
 	waitWorkers(t, c, srv.URL, "r1", "r2")
-	want := localObject(t, c, heavyArgs(t)...)
-	b := newFarmBuild(t, c, srv.URL, nil, append(heavyArgs(t), "-o", "k.o")...)
-	start := time.Now()
-	done := b.start(c)
-	waitRunning(t, c, srv, done, "r1", "r2")
+	want, b, done, start := startHeavyBuild(t, c, srv, "r1", "r2")
 	srv.Stop()
 	t.Logf("redis-server stopped %v into the build", time.Since(start))
 	r := mustSucceed(t, <-done)
@@ -1027,11 +975,7 @@ func TestFarmWorkerDrains(t *testing.T) {
 	srv := redistest.Start(t)
 	w := startWorker(t, c, srv.URL, "drainer")
 	waitWorkers(t, c, srv.URL, "drainer")
-	want := localObject(t, c, heavyArgs(t)...)
-	b := newFarmBuild(t, c, srv.URL, nil, append(heavyArgs(t), "-o", "k.o")...)
-	start := time.Now()
-	done := b.start(c)
-	waitRunning(t, c, srv, done, "drainer")
+	want, b, done, start := startHeavyBuild(t, c, srv, "drainer")
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
