@@ -273,7 +273,7 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 		if !validBlobName(b.Name) || b.Name == indexName {
 			return fmt.Errorf("cache: bad blob name %q", b.Name)
 		}
-		if err := copyBlob(filepath.Join(tmp, b.Name), b); err != nil {
+		if err := CopyBlob(filepath.Join(tmp, b.Name), b); err != nil {
 			return err
 		}
 		stored.Blobs[i].Path = ""
@@ -310,9 +310,9 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 	}
 }
 
-// copyBlob copies b's bytes (from b.Path) to name, checking them against
-// b's size and digest, and fsyncs the copy.
-func copyBlob(name string, b Blob) error {
+// CopyBlob copies b's bytes (from b.Path) to the new file name, checking
+// them against b's size and digest, and fsyncs the copy.
+func CopyBlob(name string, b Blob) error {
 	src, err := os.Open(b.Path)
 	if err != nil {
 		return err

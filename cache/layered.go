@@ -139,7 +139,7 @@ func (l *Layered) download(key Sum, e *Entry) error {
 	var down int64
 	for i, b := range local.Blobs {
 		name := filepath.Join(tmp, b.Name)
-		if err := copyFrom(l.Remote, b, name); err != nil {
+		if err := WriteBlob(l.Remote, b, name); err != nil {
 			return err
 		}
 		local.Blobs[i].Path = name
@@ -149,20 +149,30 @@ func (l *Layered) download(key Sum, e *Entry) error {
 	return l.Local.Put(key, &local)
 }
 
-// copyFrom writes blob b of store s to the new file name, verified.
-func copyFrom(s Store, b Blob, name string) error {
+// WriteBlob writes blob b of store s to the new file name, its bytes
+// verified as they are read (every Store's OpenBlob checks them), with b's
+// permission bits (rw for everyone when it has none) and write permission
+// for its owner. A partial file is removed.
+func WriteBlob(s Store, b Blob, name string) error {
 	r, err := s.OpenBlob(b)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	perm := os.FileMode(b.Mode) & 0o777
+	if perm == 0 {
+		perm = 0o666
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o200)
 	if err != nil {
 		return err
 	}
 	_, err = io.Copy(f, r)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
 	}
 	return err
 }

@@ -1,8 +1,6 @@
 package farm
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,7 +39,7 @@ func (c *blobCache) place(b cache.Blob, dst string) error {
 			}
 			c.trim(b.Size)
 			tmp := src + ".tmp"
-			if err := fetch(c.store, b, tmp, 0o444); err != nil {
+			if err := cache.WriteBlob(c.store, b, tmp); err != nil {
 				os.Remove(tmp)
 				return nil, err
 			}
@@ -61,7 +59,10 @@ func (c *blobCache) place(b cache.Blob, dst string) error {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
-	return copyFile(src, dst)
+	// Another file system: a verified copy.
+	cb := b
+	cb.Path = src
+	return cache.CopyBlob(dst, cb)
 }
 
 // trim empties the cache when adding n bytes would pass its limit.
@@ -76,25 +77,4 @@ func (c *blobCache) trim(n int64) {
 		os.Remove(filepath.Join(c.dir, e.Name()))
 	}
 	c.size = 0
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(dst)
-		return fmt.Errorf("copy %s: %v", src, err)
-	}
-	return nil
 }

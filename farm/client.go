@@ -411,11 +411,7 @@ func (c *Client) restore(j *Job, e *cache.Entry) error {
 			path = filepath.Join(c.cwd, path)
 		}
 		tmp := fmt.Sprintf("%s.offcc-farm-%s", path, j.ID[:8])
-		if err := fetch(c.store, b, tmp, b.Mode); err != nil {
-			if errors.Is(err, cache.ErrCorrupt) {
-				c.store.RemoveBlob(b.Sum)
-			}
-			os.Remove(tmp)
+		if err := cache.WriteBlob(c.store, b, tmp); err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("output %s: %v", o, err)
 			}

@@ -399,12 +399,8 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 		}
 		p := filepath.Join(dir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
 		if err := w.blobs.place(b, p); err != nil {
-			if errors.Is(err, cache.ErrCorrupt) {
-				// Damaged in Redis: remove it, so the client's next
-				// upload puts the right bytes back. Go on checking the
-				// others, to remove every damaged one at once.
-				w.store.RemoveBlob(b.Sum)
-			}
+			// Go on: the store removes every damaged blob it reads,
+			// so the client's next upload repairs them all at once.
 			if fetchErr == nil {
 				fetchErr = fmt.Errorf("file %s: %v", f.Path, err)
 			}
@@ -533,31 +529,6 @@ func writeOverlay(path string, files []File, local map[string]string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
-}
-
-// fetch copies blob b of s into path, verified against its digest.
-func fetch(s cache.Store, b cache.Blob, path string, mode uint32) (err error) {
-	r, err := s.OpenBlob(b)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	perm := os.FileMode(mode) & 0o777
-	if perm == 0 {
-		perm = 0o644
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm|0o200)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
 }
 
 // blobOf describes the file at path as a blob named name.

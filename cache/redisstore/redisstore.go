@@ -176,15 +176,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.err("PING", s.c.Ping(ctx).Err())
 }
 
-// RemoveBlob deletes a blob, so that the next Put uploads it again: for a
-// blob whose bytes failed verification (tampered or damaged in Redis),
-// which would otherwise stay as it is, since Put skips blobs that exist.
-func (s *Store) RemoveBlob(sum cache.Sum) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	return s.err("DEL blob", s.c.Del(ctx, s.blobKey(sum)).Err())
-}
-
 // Client returns the store's Redis client, for other users of the same
 // server (the build farm's queue).
 func (s *Store) Client() *redis.Client { return s.c }
@@ -436,10 +427,37 @@ func (s *Store) OpenBlob(b cache.Blob) (io.ReadCloser, error) {
 	size, err1 := strconv.ParseInt(sizeText, 10, 64)
 	cs, err2 := strconv.ParseInt(csText, 10, 64)
 	if err1 != nil || err2 != nil || size != b.Size || cs <= 0 {
+		s.removeBlob(key)
 		return nil, fmt.Errorf("redisstore %s: blob %s: bad metadata %.40q: %w", s.name, b.Sum, meta, cache.ErrCorrupt)
 	}
 	r := &chunkReader{s: s, key: key, cs: int(cs), n: int((size + cs - 1) / cs)}
-	return cache.NewVerifier(r, b), nil
+	return &healingReader{cache.NewVerifier(r, b), s, key}, nil
+}
+
+// removeBlob deletes a blob whose bytes failed verification (tampered or
+// damaged in Redis), so that the next Put uploads it again: Put skips
+// blobs that exist, so a bad one would otherwise stay.
+func (s *Store) removeBlob(key string) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	s.c.Del(ctx, key)
+}
+
+// healingReader is a blob's verified reader that removes the blob when
+// its bytes turn out not to be the blob's.
+type healingReader struct {
+	*cache.Verifier
+	s   *Store
+	key string
+}
+
+func (r *healingReader) Read(p []byte) (int, error) {
+	n, err := r.Verifier.Read(p)
+	if errors.Is(err, cache.ErrCorrupt) && r.key != "" {
+		r.s.removeBlob(r.key)
+		r.key = ""
+	}
+	return n, err
 }
 
 // chunkReader reads a blob's chunks in turn.

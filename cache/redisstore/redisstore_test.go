@@ -317,6 +317,10 @@ func TestTamper(t *testing.T) {
 			if err == nil || tc.corrupt && !errors.Is(err, cache.ErrCorrupt) {
 				t.Errorf("after tampering: %d bytes, %v; want an error (ErrCorrupt: %v)", len(got), err, tc.corrupt)
 			}
+			// A blob found damaged is gone, so the next Put repairs it.
+			if n, _ := rc.Exists(ctx, bkey).Result(); tc.corrupt && n != 0 {
+				t.Errorf("a damaged blob stays in Redis")
+			}
 		})
 	}
 	rc.Set(ctx, "offcc:e:"+key("k").String(), "garbage", 0)
