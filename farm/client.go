@@ -79,12 +79,9 @@ func NewClient(store *redisstore.Store, opt ClientOptions) *Client {
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
 	c := &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
-		toolDir: toolDir(opt.Clang), toolIDs: map[string]string{}, stop: make(chan struct{}),
+		toolDir: toolDir(opt.Clang), stop: make(chan struct{}),
 		includes: NewIncludeScanner()}
-	c.toolchain = Toolchain(opt.Clang)
-	for _, t := range Tools {
-		c.toolIDs[t] = toolID(filepath.Join(c.toolDir, t))
-	}
+	c.toolIDs, c.toolchain = toolchainOf(opt.Clang)
 	c.refresh()
 	c.wg.Add(1)
 	go func() {

@@ -63,22 +63,21 @@ const deadAfter = 3 * time.Second
 // Tools are the executables a worker runs, by the name jobs give them.
 var Tools = []string{"clang", "lld"}
 
-// Toolchain returns the identity of the LLVM installation whose clang is at
-// clang: a digest of clang's and lld's identities (cache.ToolIdentity),
-// 16 hex digits. Workers and clients with the same identity produce the
-// same bytes from the same command lines.
-func Toolchain(clang string) string {
-	h := sha256.New()
+// toolchainOf returns the identity of each of Tools in the directory of
+// clang (the digest of its cache.ToolIdentity text, by tool name) and of
+// the toolchain they make: a digest of those, 16 hex digits. Workers and
+// clients with the same toolchain identity produce the same bytes from the
+// same command lines.
+func toolchainOf(clang string) (ids map[string]string, toolchain string) {
+	ids = map[string]string{}
+	all := sha256.New()
 	for _, t := range Tools {
-		h.Write([]byte(cache.ToolIdentity(filepath.Join(toolDir(clang), t))))
+		text := cache.ToolIdentity(filepath.Join(toolDir(clang), t))
+		all.Write([]byte(text))
+		sum := sha256.Sum256([]byte(text))
+		ids[t] = hex.EncodeToString(sum[:])
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// toolID returns the digest of one tool's identity text.
-func toolID(path string) string {
-	s := sha256.Sum256([]byte(cache.ToolIdentity(path)))
-	return hex.EncodeToString(s[:])
+	return ids, hex.EncodeToString(all.Sum(nil))[:16]
 }
 
 // WorkerInfo is what a worker announces in farm:workers.

@@ -92,16 +92,16 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 		return nil, fmt.Errorf("bad worker name %q", opt.Name)
 	}
 	w := &Worker{store: store, rdb: store.Client(), opt: opt, host: host, started: time.Now(),
-		tools: map[string]string{}, toolIDs: map[string]string{}}
+		tools: map[string]string{}}
 	dir := toolDir(opt.Clang)
 	for _, t := range Tools {
 		p := filepath.Join(dir, t)
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("the toolchain at %s has no %s", dir, t)
 		}
-		w.tools[t], w.toolIDs[t] = p, toolID(p)
+		w.tools[t] = p
 	}
-	w.toolchain = Toolchain(opt.Clang)
+	w.toolIDs, w.toolchain = toolchainOf(opt.Clang)
 	if opt.Self != "" {
 		w.sandbox = SandboxABI()
 	}
