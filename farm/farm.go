@@ -113,3 +113,10 @@ func toolDir(clang string) string {
 	}
 	return filepath.Dir(clang)
 }
+
+// Toolchain returns the identity of the LLVM installation whose clang is at
+// clang, as workers announce it and jobs name it (see toolchainOf).
+func Toolchain(clang string) string {
+	_, t := toolchainOf(clang)
+	return t
+}
