@@ -78,6 +78,14 @@ func deviceCompile(t *testing.T, clang, dir, out string) *actions.Action {
 	}
 }
 
+// runLocally runs a's command here, as a build without the farm would.
+func runLocally(t *testing.T, a *actions.Action) {
+	t.Helper()
+	if out, err := exec.Command(a.Command[0], a.Command[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("local run of %s: %v\n%s", a.Label(), err, out)
+	}
+}
+
 // waitSlots waits until the client sees n worker slots.
 func waitSlots(t *testing.T, c *Client, n int) {
 	t.Helper()
@@ -102,9 +110,7 @@ func TestRoundTrip(t *testing.T) {
 
 	localOut := filepath.Join(dir, "local.o")
 	la := deviceCompile(t, clang, dir, localOut)
-	if out, err := exec.Command(la.Command[0], la.Command[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("local compile: %v\n%s", err, out)
-	}
+	runLocally(t, la)
 	a := deviceCompile(t, clang, dir, filepath.Join(dir, "remote.o"))
 	if !c.Accepts(a) {
 		t.Fatal("the client does not accept a HIP device compile")
@@ -283,9 +289,7 @@ func TestComputedInclude(t *testing.T) {
 		return a
 	}
 	la := compile(filepath.Join(dir, "local.o"))
-	if out, err := exec.Command(la.Command[0], la.Command[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("local compile: %v\n%s", err, out)
-	}
+	runLocally(t, la)
 	if _, ok, why := c.includes.Scan(la.Command[1:], dir); ok || !strings.Contains(why, "computed") {
 		t.Fatalf("the include scanner resolved a computed include (ok=%v, %q)", ok, why)
 	}
