@@ -300,12 +300,13 @@ func (e *executor) run(ctx context.Context) error {
 			stop()
 		}
 		if !cancelled && e.opt.Remote != nil {
-			for remoteRunning < e.opt.Remote.Slots() {
-				n := e.popRemotable()
-				if n == nil {
+			// Slots is asked only when a ready action could go.
+			for {
+				i := e.bestReady(e.remotable)
+				if i < 0 || remoteRunning >= e.opt.Remote.Slots() {
 					break
 				}
-				startRemote(n)
+				startRemote(heap.Remove(&e.ready, i).(*node))
 			}
 		}
 		if !cancelled {
@@ -432,41 +433,32 @@ func (e *executor) run(ctx context.Context) error {
 	return nil
 }
 
-// popRemotable removes from the ready heap, and returns, the ready action
-// of highest priority that the Remote accepts; nil if there is none.
-func (e *executor) popRemotable() *node {
+// remotable reports whether n may run on e.opt.Remote.
+func (e *executor) remotable(n *node) bool {
+	return !n.local && n.a.Expand == nil && n.a.Run == nil && e.opt.Remote.Accepts(n.a)
+}
+
+// bestReady returns the index in the ready heap of the ready action of
+// highest priority for which keep is true, or -1.
+func (e *executor) bestReady(keep func(*node) bool) int {
 	best := -1
 	for i, n := range e.ready {
-		if n.local || n.a.Expand != nil || n.a.Run != nil || !e.opt.Remote.Accepts(n.a) {
-			continue
-		}
-		if best < 0 || e.ready.Less(i, best) {
+		if keep(n) && (best < 0 || e.ready.Less(i, best)) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return nil
-	}
-	return heap.Remove(&e.ready, best).(*node)
+	return best
 }
 
 // popLocal removes from the ready heap, and returns, the action a local
-// slot runs next: with a Remote that has slots, the ready action of
-// highest priority that only this machine can run, if any (the Remote
-// takes the others); else the ready action of highest priority.
+// slot runs next: the ready action of highest priority, except that while
+// it could go to a Remote with free slots, the best one that only this
+// machine can run comes first.
 func (e *executor) popLocal() *node {
-	if e.opt.Remote != nil && e.opt.Remote.Slots() > 0 {
-		best := -1
-		for i, n := range e.ready {
-			if !n.local && n.a.Expand == nil && n.a.Run == nil && e.opt.Remote.Accepts(n.a) {
-				continue
-			}
-			if best < 0 || e.ready.Less(i, best) {
-				best = i
-			}
-		}
-		if best >= 0 {
-			return heap.Remove(&e.ready, best).(*node)
+	if e.opt.Remote != nil {
+		// Index 0 is the best of all: i > 0 means that one could go.
+		if i := e.bestReady(func(n *node) bool { return !e.remotable(n) }); i > 0 && e.opt.Remote.Slots() > 0 {
+			return heap.Remove(&e.ready, i).(*node)
 		}
 	}
 	return heap.Pop(&e.ready).(*node)

@@ -14,7 +14,9 @@ import (
 // nothing of workers, queues or transfers.
 type Remote interface {
 	// Slots returns how many actions may run remotely at once now. It is
-	// called from the scheduling goroutine and must not block.
+	// called from the scheduling goroutine, only while a ready action
+	// could go (so a Remote may set itself up on the first call), and must
+	// not block for long.
 	Slots() int
 	// Accepts reports whether a can run remotely: its inputs can all be
 	// named and its tool is one that workers run. It must not block.

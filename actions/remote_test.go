@@ -22,9 +22,10 @@ type fakeRemote struct {
 	running int
 	most    int
 	ran     atomic.Int32
+	asked   int // Slots calls
 }
 
-func (f *fakeRemote) Slots() int             { return f.slots }
+func (f *fakeRemote) Slots() int             { f.asked++; return f.slots }
 func (f *fakeRemote) Accepts(a *Action) bool { return a.Kind == DeviceCompile }
 func (f *fakeRemote) Run(ctx context.Context, a *Action, stdout, stderr io.Writer) (RemoteInfo, error) {
 	f.mu.Lock()
@@ -136,4 +137,23 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// TestRemoteNotAsked: a build with nothing the Remote accepts never asks
+// it for slots (a farm client sets itself up on that first call).
+func TestRemoteNotAsked(t *testing.T) {
+	dir := t.TempDir()
+	var g Graph
+	for i := 0; i < 3; i++ {
+		out := filepath.Join(dir, fmt.Sprintf("b%d", i))
+		g.MustAdd(&Action{Kind: Backend, Command: []string{"/bin/sh", "-c", "echo local > " + out},
+			Outputs: []*Artifact{NewArtifact(out)}})
+	}
+	remote := &fakeRemote{slots: 2}
+	if err := Execute(context.Background(), &g, quietShell(), Options{Jobs: 2, Remote: remote}); err != nil {
+		t.Fatal(err)
+	}
+	if remote.asked != 0 || remote.ran.Load() != 0 {
+		t.Errorf("Slots asked %d times, %d remote runs, for a build the Remote accepts nothing of", remote.asked, remote.ran.Load())
+	}
 }

@@ -62,6 +62,7 @@ type Client struct {
 	sent     int // this client's jobs in the queue now
 	failed   bool
 	warned   bool
+	started  sync.Once
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -69,48 +70,59 @@ type Client struct {
 
 var _ actions.Remote = (*Client)(nil)
 
-// NewClient returns a client of the farm on store's server, its capacity
-// read once before it returns (so the first ready actions can go) and then
-// every second. Close stops it.
+// NewClient returns a client of the farm on store's server. It does no
+// work until the first action the farm accepts is ready (a build with
+// nothing to send costs nothing): then it computes the toolchain's
+// identity, reads the farm's capacity, and rereads it every second until
+// Close.
 func NewClient(store *redisstore.Store, opt ClientOptions) *Client {
 	if opt.Pickup <= 0 {
 		opt.Pickup = 2 * time.Second
 	}
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
-	c := &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
+	return &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
 		toolDir: toolDir(opt.Clang), stop: make(chan struct{}),
 		includes: NewIncludeScanner()}
-	c.toolIDs, c.toolchain = toolchainOf(opt.Clang)
-	c.refresh()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-c.stop:
-				return
-			case <-t.C:
-				if !c.usable() {
+}
+
+// start computes the identities and starts the capacity updates, once.
+func (c *Client) start() {
+	c.started.Do(func() {
+		c.toolIDs, c.toolchain = toolchainOf(c.opt.Clang)
+		c.refresh()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-c.stop:
 					return
+				case <-t.C:
+					if !c.usable() {
+						return
+					}
+					c.refresh()
 				}
-				c.refresh()
 			}
-		}
-	}()
-	return c
+		}()
+	})
 }
 
 // Close stops the client's capacity updates.
 func (c *Client) Close() {
+	c.started.Do(func() {}) // no start after Close
 	c.stopOnce.Do(func() { close(c.stop) })
 	c.wg.Wait()
 }
 
 // Toolchain returns the identity jobs are sent under.
-func (c *Client) Toolchain() string { return c.toolchain }
+func (c *Client) Toolchain() string {
+	c.start()
+	return c.toolchain
+}
 
 // refresh reads the workers' registrations and the queue: the slots of
 // live workers of this toolchain, and the jobs waiting in the queue (not
@@ -172,6 +184,7 @@ func (c *Client) fail(err error) {
 // other waiting ones (many offcc processes of one make -j share the farm
 // first come, first served, and the rest runs locally).
 func (c *Client) Slots() int {
+	c.start()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failed {
@@ -232,6 +245,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	local := func(format string, args ...any) (actions.RemoteInfo, error) {
 		return info, fmt.Errorf("%w: %s", actions.ErrRunLocally, fmt.Sprintf(format, args...))
 	}
+	c.start()
 	if !c.usable() {
 		return local("the farm is off")
 	}
