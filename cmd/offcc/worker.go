@@ -61,21 +61,8 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	name := fs.String("name", "", "")
 	dir := fs.String("dir", "", "")
 	quiet := fs.Bool("quiet", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, workerUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "offcc: error: worker: %v (see 'offcc worker --help')\n", err)
-		return 1
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "offcc: error: worker: unexpected argument '%s' (see 'offcc worker --help')\n", fs.Arg(0))
-		return 1
-	}
-	if *url == "" {
-		fmt.Fprintln(stderr, "offcc: error: worker: no server: give --redis URL or set OFFCC_REMOTE_EXEC")
-		return 1
+	if code, done := parseWorkerFlags(fs, "worker", args, url, stdout, stderr); done {
+		return code
 	}
 	if *jobs < 1 {
 		fmt.Fprintf(stderr, "offcc: error: worker: --jobs must be at least 1, not %d\n", *jobs)
@@ -120,17 +107,8 @@ func workerStatus(ctx context.Context, args []string, getenv func(string) string
 	fs.SetOutput(io.Discard)
 	url := fs.String("redis", getenv("OFFCC_REMOTE_EXEC"), "")
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, workerUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "offcc: error: worker status: %v (see 'offcc worker --help')\n", err)
-		return 1
-	}
-	if *url == "" {
-		fmt.Fprintln(stderr, "offcc: error: worker status: no server: give --redis URL or set OFFCC_REMOTE_EXEC")
-		return 1
+	if code, done := parseWorkerFlags(fs, "worker status", args, url, stdout, stderr); done {
+		return code
 	}
 	store, err := redisstore.Open(*url, redisstore.Options{})
 	if err != nil {
@@ -169,4 +147,27 @@ func workerStatus(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stdout, "toolchain %s: %d queued, %d running\n", q.Toolchain, q.Queued, q.Running)
 	}
 	return 0
+}
+
+// parseWorkerFlags parses the command line of "offcc WHAT" into fs, whose
+// --redis flag is url. done reports that the command ends here, with exit
+// status code: --help printed the usage, or a mistake one error line.
+func parseWorkerFlags(fs *flag.FlagSet, what string, args []string, url *string, stdout, stderr io.Writer) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, workerUsage)
+			return 0, true
+		}
+		fmt.Fprintf(stderr, "offcc: error: %s: %v (see 'offcc worker --help')\n", what, err)
+		return 1, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "offcc: error: %s: unexpected argument '%s' (see 'offcc worker --help')\n", what, fs.Arg(0))
+		return 1, true
+	}
+	if *url == "" {
+		fmt.Fprintf(stderr, "offcc: error: %s: no server: give --redis URL or set OFFCC_REMOTE_EXEC\n", what)
+		return 1, true
+	}
+	return 0, false
 }
