@@ -34,14 +34,22 @@ func Create(name string) (*File, error) {
 }
 
 // TempName returns a fresh name beside name for a tool to write to; the
-// caller renames it to name on success and removes it otherwise.
+// caller renames it to name on success and removes it otherwise. The file
+// is left with mode 0666 less the umask, as a tool would create it: tools
+// that truncate an existing output keep its mode (GNU ld then only adds
+// the execute bits), so a private 0600 would leak into the result.
 func TempName(name string) (string, error) {
 	f, err := Create(name)
 	if err != nil {
 		return "", err
 	}
 	tmp := f.Name()
+	err = f.Chmod(0o666 &^ umask())
 	f.Close()
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
 	return tmp, nil
 }
 

@@ -61,3 +61,22 @@ func TestTempNameIsBesideTarget(t *testing.T) {
 		t.Errorf("temporary %s is not in %s (rename would not be atomic)", tmp, dir)
 	}
 }
+
+// TestTempNameModeIsATools: the reserved file has the mode a tool's own
+// output would get (0666 less the umask), not CreateTemp's private 0600,
+// which a tool truncating the file (GNU ld) would keep: a linked program
+// came out 0711 instead of 0755.
+func TestTempNameModeIsATools(t *testing.T) {
+	tmp, err := TempName(filepath.Join(t.TempDir(), "prog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(tmp)
+	fi, err := os.Stat(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := os.FileMode(0o666) &^ umask(); fi.Mode().Perm() != want {
+		t.Errorf("mode %v, want %v", fi.Mode().Perm(), want)
+	}
+}
