@@ -31,28 +31,23 @@ var (
 )
 
 // fatbinWrapperIR returns the registration module for a HIP or CUDA fat
-// binary as LLVM IR text: the fat binary (pulled in with .incbin from
-// fatbinPath, size bytes) in its section, the fatbin_wrapper struct, and a
-// constructor (priority 101) that registers the fat binary, then every
-// entry of the llvm_offload_entries section of its offload kind (kernels
-// with ...RegisterFunction; variables by their type flags with
-// ...RegisterVar, ...RegisterManagedVar and, for HIP, ...RegisterSurface
-// and ...RegisterTexture), and arranges with atexit for the unregistration.
-// This is the module clang-linker-wrapper 22 builds, instruction for
-// instruction.
-func fatbinWrapperIR(triple string, rt fatbinRuntime, fatbinPath string, size int) string {
+// binary as LLVM IR text: the fat binary as an internal constant in its
+// section, the fatbin_wrapper struct, and a constructor (priority 101) that
+// registers the fat binary, then every entry of the llvm_offload_entries
+// section of its offload kind (kernels with ...RegisterFunction; variables
+// by their type flags with ...RegisterVar, ...RegisterManagedVar and, for
+// HIP, ...RegisterSurface and ...RegisterTexture), and arranges with atexit
+// for the unregistration. This is the module clang-linker-wrapper 22
+// builds, global for global and instruction for instruction, so that llc
+// makes the object clang's link embeds, byte for byte.
+func fatbinWrapperIR(triple string, rt fatbinRuntime, fatbin []byte) string {
 	p := rt.prefix
 	Reg := "__" + p + "Register"
 	var b strings.Builder
 	b.WriteString("; ModuleID = 'offload.wrapper.module'\n")
 	b.WriteString("source_filename = \"offload.wrapper.module\"\n")
+	b.Grow(3*len(fatbin) + 8192)
 	fmt.Fprintf(&b, "target triple = \"%s\"\n\n", irAsmEscape(triple))
-	fmt.Fprintf(&b, "module asm \".pushsection %s,\\22a\\22,@progbits\"\n", rt.fatbinSection)
-	b.WriteString("module asm \".p2align 4\"\n")
-	b.WriteString("module asm \".fatbin_image:\"\n")
-	fmt.Fprintf(&b, "module asm \".incbin \\22%s\\22\"\n", irAsmEscape(fatbinPath))
-	fmt.Fprintf(&b, "module asm \".size .fatbin_image, %d\"\n", size)
-	b.WriteString("module asm \".popsection\"\n\n")
 	fmt.Fprintf(&b, `%%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }
 %%fatbin_wrapper = type { i32, i32, ptr, ptr }
 
@@ -60,8 +55,8 @@ func fatbinWrapperIR(triple string, rt fatbinRuntime, fatbinPath string, size in
 @__stop_llvm_offload_entries = external hidden constant [0 x %%struct.__tgt_offload_entry]
 @__dummy.llvm_offload_entries = internal constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section "llvm_offload_entries", align 8
 @llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.llvm_offload_entries], section "llvm.metadata"
-@.fatbin_image = external dso_local constant [0 x i8]
-@.fatbin_wrapper = internal constant %%fatbin_wrapper { i32 %d, i32 1, ptr @.fatbin_image, ptr null }, section "%s", align 8
+@.fatbin_image = internal constant [%[5]d x i8] c"%[6]s", section "%[4]s"
+@.fatbin_wrapper = internal constant %%fatbin_wrapper { i32 %[1]d, i32 1, ptr @.fatbin_image, ptr null }, section "%[2]s", align 8
 @.%[3]s.binary_handle = internal global ptr null
 @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 101, ptr @.%[3]s.fatbin_reg, ptr null }]
 
@@ -70,7 +65,7 @@ entry:
   %%0 = call ptr @__%[3]sRegisterFatBinary(ptr @.fatbin_wrapper)
   store ptr %%0, ptr @.%[3]s.binary_handle, align 8
   call void @.%[3]s.globals_reg(ptr %%0)
-`, int32(rt.magic), rt.wrapSection, p)
+`, int32(rt.magic), rt.wrapSection, p, rt.fatbinSection, len(fatbin), irString(fatbin))
 	if rt.registerEnd {
 		b.WriteString("  call void @__cudaRegisterFatBinaryEnd(ptr %0)\n")
 	}
@@ -179,5 +174,23 @@ while.end:
   ret void
 }
 `)
+	return b.String()
+}
+
+// irString escapes data for an LLVM IR c"..." string constant: printable
+// ASCII as itself, other bytes (and '"' and '\\') as \XX.
+func irString(data []byte) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(data) * 2)
+	for _, c := range data {
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('\\')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
 	return b.String()
 }

@@ -21,9 +21,11 @@ import (
 func TestFatbinWrapperObject(t *testing.T) {
 	clangPath := llvmtest.Clang(t)
 	dir := t.TempDir()
-	fatbin := filepath.Join(dir, "x.fatbin")
-	data := bytes.Repeat([]byte("fatbin!"), 1001)
-	os.WriteFile(fatbin, data, 0o644)
+	// Every byte value, and the quote and backslash IR strings escape.
+	data := bytes.Repeat([]byte("fatbin!\"\\"), 1001)
+	for i := 0; i < 256; i++ {
+		data = append(data, byte(i))
+	}
 	for _, tc := range []struct {
 		rt   fatbinRuntime
 		want []string
@@ -37,7 +39,7 @@ func TestFatbinWrapperObject(t *testing.T) {
 	} {
 		ll := filepath.Join(dir, tc.rt.prefix+".ll")
 		obj := filepath.Join(dir, tc.rt.prefix+".o")
-		os.WriteFile(ll, []byte(fatbinWrapperIR("x86_64-pc-linux-gnu", tc.rt, fatbin, len(data))), 0o644)
+		os.WriteFile(ll, []byte(fatbinWrapperIR("x86_64-pc-linux-gnu", tc.rt, data)), 0o644)
 		if out, err := exec.Command(clangPath, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", obj, ll).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", tc.rt.prefix, err, out)
 		}
@@ -98,9 +100,7 @@ func TestCUDARegistrationRuns(t *testing.T) {
 	run(clangPath, "-x", "cuda", "--offload-arch=sm_80", "-nocudainc", "-nocudalib", "--cuda-feature=+ptx80",
 		"-Xclang", "-target-sdk-version=12.0", "--offload-new-driver", "-fgpu-rdc", "-foffload-lto", "-c", src, "-o", "k.o")
 	os.WriteFile(filepath.Join(dir, "main.c"), []byte("int launch(float *, int);\nint main(void) { float a[4] = {0}; return launch(a, 4); }\n"), 0o644)
-	fatbin := filepath.Join(dir, "stand-in.fatbin")
-	os.WriteFile(fatbin, []byte("FATBIN42 stand-in bytes"), 0o644)
-	os.WriteFile(filepath.Join(dir, "w.ll"), []byte(fatbinWrapperIR("x86_64-pc-linux-gnu", cudaRuntime, fatbin, 23)), 0o644)
+	os.WriteFile(filepath.Join(dir, "w.ll"), []byte(fatbinWrapperIR("x86_64-pc-linux-gnu", cudaRuntime, []byte("FATBIN42 stand-in bytes"))), 0o644)
 	run(clangPath, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", "w.o", "w.ll")
 	run(clangPath, "-shared", "-fPIC", "-o", "libcudart.so", stub)
 	run(clangPath+"++", "w.o", "k.o", "main.c", "-L.", "-lcudart", "-o", "prog")

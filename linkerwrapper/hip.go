@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -64,15 +63,11 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 	compile.Reads = []*actions.Artifact{fatbin}
 	printIR, triple, path, irFile := l.o.printWrapped, l.o.hostTriple, fatbin.Path, wrap.Outputs[0].Path
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
-		st, err := os.Stat(path)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return err
-		}
-		return writeModule(sh, irFile, fatbinWrapperIR(triple, rt, abs, int(st.Size())), printIR)
+		return writeModule(sh, irFile, fatbinWrapperIR(triple, rt, data), printIR)
 	}
 	return wrap, compile
 }
@@ -80,12 +75,15 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 // cudaFatbin plans NVIDIA's fatbinary over a CUDA link's device images, as
 // clang-linker-wrapper 22 runs it: "fatbinary -64 --create OUT" and one
 // --image3=kind=elf,sm=N,file=IMG per image, in descending (triple, arch)
-// order. fatbinary is taken from --cuda-path's bin directory, else PATH;
+// order. fatbinary is taken from --cuda-path's bin directory (/bin without
+// --cuda-path, as LLVM's wrapper forms it), else PATH;
 // when neither has it the link fails now, before any device link runs
 // (under --dry-run it prints the bare name, as LLVM's wrapper does).
 func (l *linkPlan) cudaFatbin(devs []*deviceLink) (*actions.Action, error) {
 	tool := "fatbinary"
-	if p := filepath.Join(l.o.cudaPath, "bin", tool); l.o.cudaPath != "" && fileExists(p) {
+	// clang-linker-wrapper looks in --cuda-path's "/bin" first, and
+	// clang's driver passes no --cuda-path: then that is "/bin" itself.
+	if p := l.o.cudaPath + "/bin/" + tool; fileExists(p) {
 		tool = p
 	} else if p, err := exec.LookPath(tool); err == nil {
 		tool = p

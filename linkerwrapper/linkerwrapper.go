@@ -67,6 +67,11 @@ func (c *Config) linkerWrapper() string {
 	return filepath.Join(filepath.Dir(c.clang()), "clang-linker-wrapper")
 }
 
+// llc is LLVM's static compiler beside clang-linker-wrapper.
+func (c *Config) llc() string {
+	return filepath.Join(filepath.Dir(c.linkerWrapper()), "llc")
+}
+
 // prog is the program name used in messages.
 const prog = "offcc"
 
@@ -552,11 +557,14 @@ func (l *linkPlan) wrapperActions(offload actions.OffloadKind) (wrap, compile *a
 		Kind: actions.Wrap, Offload: offload, Target: host, Cost: 0.05,
 		Outputs: []*actions.Artifact{irFile},
 	}
+	// clang-linker-wrapper runs only the code generator over the module
+	// (no IR passes, -O2 codegen, PIC, no CPU or features): llc does the
+	// same, so the object is byte for byte the one clang's link embeds.
 	compile = &actions.Action{
-		Kind: actions.Wrap, Offload: offload, Target: host, Tool: "clang",
+		Kind: actions.Wrap, Offload: offload, Target: host, Tool: "llc",
 		Inputs:  []*actions.Artifact{irFile},
 		Outputs: []*actions.Artifact{obj},
-		Command: []string{l.cfg.clang(), "--no-default-config", "-c", "-x", "ir", "--target=" + l.o.hostTriple, "-O2", "-fPIC", "-o", obj.Path, irFile.Path},
+		Command: []string{l.cfg.llc(), "-O2", "-relocation-model=pic", "-filetype=obj", "-mtriple=" + l.o.hostTriple, "-o", obj.Path, irFile.Path},
 		Cost:    0.3,
 	}
 	return wrap, compile

@@ -39,7 +39,9 @@ func Main(ctx context.Context, cfg Config, args []string) int {
 		}
 		sh := actions.NewShell(actions.ShellOptions{Stdout: cfg.Stdout, Stderr: cfg.Stderr})
 		for _, a := range acts {
-			if a.Run == nil {
+			// clang-linker-wrapper compiles its registration module
+			// in-process and prints no command for it; nor does offcc.
+			if a.Run == nil && a.Kind != actions.Wrap {
 				sh.Print(actions.FormatVerbose(a.Command) + "\n")
 			}
 		}

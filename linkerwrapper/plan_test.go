@@ -62,7 +62,7 @@ func TestPlanTypedActions(t *testing.T) {
 	if d := wrap.Deps(); len(d) != 1 || d[0] != dev {
 		t.Errorf("wrap deps %v", d)
 	}
-	if d := compile.Deps(); len(d) != 1 || d[0] != wrap || compile.ToolName() != "clang" {
+	if d := compile.Deps(); len(d) != 1 || d[0] != wrap || compile.ToolName() != "llc" {
 		t.Errorf("wrapper compile deps %v tool %s", d, compile.ToolName())
 	}
 	if d := host.Deps(); len(d) != 1 || d[0] != compile || out.Producer() != host || host.Command[0] != "/usr/bin/ld" {
