@@ -66,6 +66,16 @@ func (k Kind) InLinkStage() bool {
 	return false
 }
 
+// IsClangCompile reports whether actions of kind k are clang compiles
+// (preprocessor, front end, backend), which print their own diagnostics.
+func (k Kind) IsClangCompile() bool {
+	switch k {
+	case Preprocess, Compile, HostFrontend, DeviceCompile, Backend:
+		return true
+	}
+	return false
+}
+
 // OffloadKind is the programming model an action serves.
 type OffloadKind uint8
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -61,11 +62,16 @@ func (e *ExitError) Error() string {
 	if e.Action == nil {
 		return fmt.Sprintf("build interrupted: %v", e.Err)
 	}
+	// clang names a failed tool by its short name: "ptxas", not the
+	// NVPTX::Assembler of -ccc-print-bindings.
 	what := e.Action.ToolName()
+	if len(e.Action.Command) > 0 {
+		what = filepath.Base(e.Action.Command[0])
+	}
 	switch k := e.Action.Kind; {
 	case k.InLinkStage():
 		what = "linker"
-	case k == Preprocess || k == Compile || k == HostFrontend || k == DeviceCompile || k == Backend:
+	case k.IsClangCompile():
 		what = "clang frontend"
 	}
 	var ee *exec.ExitError
@@ -82,6 +88,19 @@ func (e *ExitError) Error() string {
 
 // Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// Crashed reports whether the failed command crashed as clang's driver
+// judges it: killed by a signal, or exit status 70 (a fatal error) or above
+// 128. clang then exits with status 1.
+func (e *ExitError) Crashed() bool {
+	var ee *exec.ExitError
+	if errors.As(e.Err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return true
+		}
+	}
+	return e.Code == 70 || e.Code > 128
+}
 
 // CommandFailed reports whether the failure is an external command that
 // ran and exited non-zero (it has printed its own diagnostics).

@@ -531,8 +531,13 @@ func (inv *Invocation) report(err error) int {
 		}
 		return 130
 	}
-	if !(ee.CommandFailed() && ee.Code < 128 && !ee.Action.Kind.InLinkStage()) {
+	// As clang's driver: a clang compile that exits 1 has said why; any
+	// other failure gets a line naming the tool; a crash exits 1.
+	if !ee.CommandFailed() || ee.Code != 1 || !ee.Action.Kind.IsClangCompile() {
 		inv.errorf("%v", ee)
+	}
+	if ee.CommandFailed() && ee.Crashed() {
+		return 1
 	}
 	return ee.Code
 }
