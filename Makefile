@@ -17,6 +17,10 @@ TEST_TIMEOUT ?= 10m
 # 1 makes tests fail, not skip, when an LLVM 22 tool is missing (CI sets it;
 # see internal/llvmtest).
 OFFCC_REQUIRE_LLVM ?=
+# 1 makes the CUDA tests fail, not skip, when NVIDIA's toolkit (ptxas,
+# fatbinary, nvlink, cuobjdump) is missing (CI sets it; make deps-cuda
+# installs Debian's).
+OFFCC_REQUIRE_CUDA ?=
 
 # make install: offcc, offcc++ and the binutils links go to $(PREFIX)/bin,
 # the multi-call links to $(PREFIX)/libexec/offcc (off PATH, where they
@@ -37,13 +41,14 @@ BINUTILS := llvm-ar llvm-ranlib llvm-nm llvm-objcopy llvm-objdump llvm-strip
 # Names under which offcc behaves as an LLVM tool (see cmd/offcc).
 MULTICALL := llvm-offload-binary clang-offload-packager clang-offload-bundler
 
-.PHONY: all build deps demo test vet gotest fuzz e2e bench install clean help
+.PHONY: all build deps deps-cuda demo test vet gotest fuzz e2e bench install clean help
 
 all: build
 
 help:
 	@echo 'make build   build bin/offcc, the bin/offcc++ symlink and links to LLVM 22 binutils (llvm-ar ...) beside them (also: make all)'
 	@echo 'make deps    check/install the LLVM 22 Debian packages (apt-get when root)'
+	@echo 'make deps-cuda  install NVIDIA'"'"'s CUDA toolkit 11.8 from Debian non-free (root; 1.6 GB download)'
 	@echo 'make demo    build and run examples/hello_offload.c with OpenMP host offload'
 	@echo 'make test    go vet, go test -race ./... (e2e against a -race offcc), fuzz each Fuzz* for $(FUZZTIME)'
 	@echo 'make e2e     only the end-to-end tests (e2e/), against bin/offcc'
@@ -71,6 +76,9 @@ install: $(if $(INSTALL_EXE),,build)
 deps:
 	@scripts/deps.sh
 
+deps-cuda:
+	@scripts/deps-cuda.sh
+
 demo: deps build
 	bin/offcc $(OFFLOAD_FLAGS) examples/hello_offload.c -o bin/hello_offload
 	OMP_TARGET_OFFLOAD=MANDATORY LD_LIBRARY_PATH=$(LLVM_LIB) bin/hello_offload
@@ -85,7 +93,7 @@ gotest:
 	$(GO) build -race -o bin/race/offcc ./cmd/offcc
 	ln -sfn offcc bin/race/offcc++
 	OFFCC=$(CURDIR)/bin/race/offcc GORACE="exitcode=66 halt_on_error=1 atexit_sleep_ms=0" \
-		OFFCC_REQUIRE_LLVM=$(OFFCC_REQUIRE_LLVM) \
+		OFFCC_REQUIRE_LLVM=$(OFFCC_REQUIRE_LLVM) OFFCC_REQUIRE_CUDA=$(OFFCC_REQUIRE_CUDA) \
 		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 fuzz:

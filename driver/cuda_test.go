@@ -21,8 +21,11 @@ __global__ void k(int *p) { *p = 1; }
 // compile with no edge from the device work (it compiles with an empty fat
 // binary); the embed step puts the fat binary into .nv_fatbin after both.
 func TestPlanCUDAEdges(t *testing.T) {
+	// An empty --cuda-path and PATH hide an installed toolkit: clang then
+	// names NVIDIA's tools without a directory.
+	t.Setenv("PATH", t.TempDir())
 	plan, _, err := planSource(t, actions.CUDA, "k.cu", cudaSource,
-		"-x", "cuda", "--offload-arch=sm_80,sm_90", "-nocudainc", "-nocudalib", "-c", "k.cu", "-o", "k.o")
+		"-x", "cuda", "--offload-arch=sm_80,sm_90", "-nocudainc", "-nocudalib", "--cuda-path="+t.TempDir(), "-c", "k.cu", "-o", "k.o")
 	if err != nil {
 		t.Fatal(err)
 	}

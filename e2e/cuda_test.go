@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// The CUDA tests run without the CUDA toolkit, as CI does: device code
-// compiles to PTX (or bitcode), and the tools that need NVIDIA's ptxas and
-// fatbinary are checked for the error offcc gives. --cuda-feature=+ptx80
+// The CUDA tests of this file need no CUDA toolkit: device code compiles
+// to PTX (or bitcode), and the tools that need NVIDIA's ptxas and
+// fatbinary are checked for the error offcc gives. cuda_toolkit_test.go
+// has the tests that run NVIDIA's tools. --cuda-feature=+ptx80
 // and -target-sdk-version=12.0 stand in for what clang reads from a CUDA
 // installation (PTX ISA version, launch API).
 
@@ -68,17 +69,16 @@ func TestCUDADeviceCodeLikeClang(t *testing.T) {
 
 // TestCUDAWithoutToolkit: a CUDA compile that needs NVIDIA's ptxas stops
 // before it starts, with one line naming the missing tool and how to get
-// PTX only; it writes nothing and leaves no temporary.
+// PTX only; it writes nothing and leaves no temporary. The toolkit is
+// hidden: --cuda-path names an empty directory and PATH holds nothing.
 func TestCUDAWithoutToolkit(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "offcc's own diagnostic")
-	if _, err := os.Stat("/usr/local/cuda/bin/ptxas"); err == nil {
-		t.Skip("a CUDA toolkit is installed")
-	}
 	dir := t.TempDir()
+	empty := t.TempDir()
 	tmpDir, tmp := tmpEnv(t)
-	r := cmdSpec{dir: dir, env: []string{tmp, "PATH=/usr/bin:/bin"}, name: c.cxx,
-		args: args(cudaFlags(t), "-c", srcPath(t, "../cuda/kernels.cu"), "-o", "k.o")}.run(t)
+	r := cmdSpec{dir: dir, env: []string{tmp, "PATH=" + empty}, name: c.cxx,
+		args: args(cudaFlags(t), "--cuda-path="+empty, "-c", srcPath(t, "../cuda/kernels.cu"), "-o", "k.o")}.run(t)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "error: cannot find 'ptxas'") || !strings.Contains(lines[0], "--cuda-device-only -S") {
 		t.Errorf("want exit 1 and one line naming ptxas and the PTX-only way:\n%s", r)
