@@ -1,8 +1,8 @@
 # offcc-toolchain.cmake: build a CMake project with offcc.
 #
 #   cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=<this file> \
-#         -DOFFCC_OPENMP_TARGETS=x86_64-pc-linux-gnu      # and/or
-#         -DOFFCC_OFFLOAD_ARCH="gfx90a;sm_90"
+#         -DOFFCC_OPENMP_TARGETS=x86_64-pc-linux-gnu   # OpenMP offload, and/or
+#         -DOFFCC_OFFLOAD_ARCH="sm_80;sm_90"            # CUDA/HIP architectures
 #
 # It makes offcc and offcc++ the C and C++ (and CUDA and HIP) compilers, takes
 # the binutils from LLVM 22, and turns the offload targets into flags.
@@ -17,9 +17,13 @@
 #   OFFCC_LLVM_DIR        LLVM 22's bin directory. Default: $OFFCC_LLVM_DIR,
 #                         else /usr/lib/llvm-22/bin.
 #   OFFCC_OPENMP_TARGETS  OpenMP offload target triples (a list), such as
-#                         x86_64-pc-linux-gnu: offload to the host device.
-#   OFFCC_OFFLOAD_ARCH    GPU architectures (a list), such as gfx90a;sm_90.
-#   OFFCC_OPENMP          ON (default): when there are offload targets, C and
+#                         x86_64-pc-linux-gnu (the host device),
+#                         nvptx64-nvidia-cuda, amdgcn-amd-amdhsa. Only these
+#                         make C and C++ OpenMP offload compiles.
+#   OFFCC_OFFLOAD_ARCH    GPU architectures (a list), such as gfx90a;sm_90:
+#                         for CUDA and HIP, and for the GPU triples of
+#                         OFFCC_OPENMP_TARGETS (see "The rule" below).
+#   OFFCC_OPENMP          ON (default): when there are OpenMP targets, C and
 #                         C++ compile and link with -fopenmp and the offload
 #                         flags (added to CMAKE_C_FLAGS and CMAKE_CXX_FLAGS).
 #                         OFF: nothing is added; apply OFFCC_OPENMP_FLAGS
@@ -40,6 +44,30 @@
 #                         -fopenmp;-fopenmp-targets=x86_64-pc-linux-gnu
 #   CMAKE_CUDA_ARCHITECTURES  the sm_* of OFFCC_OFFLOAD_ARCH, without "sm_"
 #   CMAKE_HIP_ARCHITECTURES   the gfx* of OFFCC_OFFLOAD_ARCH
+#
+# The rule, clang's: OFFCC_OPENMP_TARGETS, and nothing else, names the
+# OpenMP offload targets (-fopenmp -fopenmp-targets=<them, joined by ",">).
+# Each sm_* of OFFCC_OFFLOAD_ARCH goes to CMAKE_CUDA_ARCHITECTURES and each
+# gfx* to CMAKE_HIP_ARCHITECTURES; they reach OpenMP only for a GPU triple
+# that OFFCC_OPENMP_TARGETS names: nvptx64-nvidia-cuda (or nvptx64) takes
+# the sm_*, amdgcn-amd-amdhsa (or amdgcn) the gfx*, as
+# -Xopenmp-target=<triple> --offload-arch=<archs, joined by ",">. So a bare
+# OFFCC_OFFLOAD_ARCH adds no flags: C and C++ stay plain host compiles, and
+# only CUDA and HIP sources get device code. For example:
+#
+#   OFFCC_OFFLOAD_ARCH=sm_80;sm_90          C, C++: nothing; CUDA: 80;90
+#   OFFCC_OPENMP_TARGETS=x86_64-pc-linux-gnu;nvptx64-nvidia-cuda
+#   OFFCC_OFFLOAD_ARCH=sm_90;gfx90a         C, C++: -fopenmp
+#       -fopenmp-targets=x86_64-pc-linux-gnu,nvptx64-nvidia-cuda
+#       -Xopenmp-target=nvptx64-nvidia-cuda --offload-arch=sm_90
+#                                           CUDA: 90; HIP: gfx90a
+#
+# An OpenMP offload to nvptx64 or amdgcn links LLVM's OpenMP device runtime,
+# libomptarget-nvptx.bc or libomptarget-amdgpu.bc, which some LLVMs
+# (Debian's LLVM 22) lack. With OFFCC_OPENMP on, configuring stops with one
+# line saying so when it is in none of the places clang 22 looks: LIBRARY_PATH,
+# offcc's library directories (offcc -print-search-dirs) and
+# <OFFCC_LLVM_DIR>/../lib/<triple>.
 #
 # -fopenmp is added here, with the targets, because clang silently ignores
 # -fopenmp-targets= without it, and the offload flags must reach the link
@@ -83,7 +111,7 @@ else()
 endif()
 set(OFFCC_LLVM_DIR "${_offcc_llvm}" CACHE PATH "LLVM 22's bin directory")
 set(OFFCC_OPENMP_TARGETS "" CACHE STRING "OpenMP offload target triples (a list), e.g. x86_64-pc-linux-gnu")
-set(OFFCC_OFFLOAD_ARCH "" CACHE STRING "GPU architectures to offload to (a list), e.g. gfx90a;sm_90")
+set(OFFCC_OFFLOAD_ARCH "" CACHE STRING "GPU architectures (a list), e.g. gfx90a;sm_90: for CUDA and HIP, and for the GPU triples of OFFCC_OPENMP_TARGETS")
 option(OFFCC_OPENMP "Compile and link C and C++ with -fopenmp and the offload targets" ON)
 # try_compile projects (CMake's compiler checks) see the same settings.
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES
@@ -112,45 +140,108 @@ foreach(_lang C CXX CUDA HIP)
   endforeach()
 endforeach()
 
-# Offload flags. GPU architectures name their triple; with OpenMP targets as
-# well, each triple gets its architectures through -Xopenmp-target=
-# (clang 22 applies a bare --offload-arch= to every -fopenmp-targets triple,
-# and warns "argument unused" about -Xopenmp-target=T --offload-arch=, which
-# it does use).
-set(_offcc_gpu_triples "")
+# Offload flags (the rule is in the header). GPU architectures go to
+# CMAKE_CUDA_ARCHITECTURES and CMAKE_HIP_ARCHITECTURES; to OpenMP only for a
+# triple of OFFCC_OPENMP_TARGETS, through -Xopenmp-target= (clang 22 applies
+# a bare --offload-arch= to every -fopenmp-targets triple, and warns
+# "argument unused" about -Xopenmp-target=T --offload-arch=, which it does
+# use).
 set(_offcc_cuda_archs "")
 set(_offcc_hip_archs "")
+set(_offcc_archs_nvptx "")
+set(_offcc_archs_amdgpu "")
 foreach(_arch IN LISTS OFFCC_OFFLOAD_ARCH)
   if(_arch MATCHES "^sm_(.+)$")
     list(APPEND _offcc_cuda_archs "${CMAKE_MATCH_1}")
-    set(_triple nvptx64-nvidia-cuda)
+    list(APPEND _offcc_archs_nvptx "${_arch}")
   elseif(_arch MATCHES "^gfx")
     list(APPEND _offcc_hip_archs "${_arch}")
-    set(_triple amdgcn-amd-amdhsa)
+    list(APPEND _offcc_archs_amdgpu "${_arch}")
   else()
     message(FATAL_ERROR "OFFCC_OFFLOAD_ARCH: unknown architecture \"${_arch}\" (expected gfx* or sm_*)")
   endif()
-  list(APPEND _offcc_gpu_triples ${_triple})
-  list(APPEND _offcc_archs_${_triple} "${_arch}")
 endforeach()
-list(REMOVE_DUPLICATES _offcc_gpu_triples)
 
+# The GPU triples of OFFCC_OPENMP_TARGETS: nvptx64[-nvidia-cuda] takes the
+# sm_* and needs LLVM's OpenMP device runtime libomptarget-nvptx.bc,
+# amdgcn[-amd-amdhsa] the gfx* and libomptarget-amdgpu.bc.
 set(OFFCC_OPENMP_FLAGS "")
+set(_offcc_gpu_targets "")
 if(OFFCC_OPENMP_TARGETS)
-  set(_targets ${OFFCC_OPENMP_TARGETS} ${_offcc_gpu_triples})
-  list(JOIN _targets "," _targets)
+  list(JOIN OFFCC_OPENMP_TARGETS "," _targets)
   set(OFFCC_OPENMP_FLAGS -fopenmp "-fopenmp-targets=${_targets}")
-  foreach(_triple IN LISTS _offcc_gpu_triples)
-    list(JOIN _offcc_archs_${_triple} "," _archs)
-    list(APPEND OFFCC_OPENMP_FLAGS "-Xopenmp-target=${_triple}" "--offload-arch=${_archs}")
+  foreach(_triple IN LISTS OFFCC_OPENMP_TARGETS)
+    if(_triple MATCHES "^nvptx64(-|$)")
+      set(_rt nvptx)
+      set(_rt_triple nvptx64-nvidia-cuda)
+    elseif(_triple MATCHES "^amdgcn(-|$)")
+      set(_rt amdgpu)
+      set(_rt_triple amdgcn-amd-amdhsa)
+    else()
+      continue()
+    endif()
+    list(APPEND _offcc_gpu_targets "${_triple}|${_rt}|${_rt_triple}")
+    if(_offcc_archs_${_rt})
+      list(JOIN _offcc_archs_${_rt} "," _archs)
+      list(APPEND OFFCC_OPENMP_FLAGS "-Xopenmp-target=${_triple}" "--offload-arch=${_archs}")
+    endif()
   endforeach()
-elseif(OFFCC_OFFLOAD_ARCH)
-  list(JOIN OFFCC_OFFLOAD_ARCH "," _archs)
-  set(OFFCC_OPENMP_FLAGS -fopenmp "--offload-arch=${_archs}")
 endif()
-foreach(_triple IN LISTS _offcc_gpu_triples)
-  unset(_offcc_archs_${_triple})
-endforeach()
+
+# An OpenMP offload to a GPU links LLVM's OpenMP device runtime,
+# libomptarget-<nvptx|amdgpu>.bc, which not every LLVM ships (Debian's
+# LLVM 22 does not). Without it every link (CMake's compiler checks first)
+# fails, so say so here, in one line (not again in try_compile projects).
+# clang 22 looks in LIBRARY_PATH, in the compiler's library directories
+# (offcc -print-search-dirs) and in <LLVM>/lib/<triple>.
+function(_offcc_find_in var file)  # the first existing <dir>/<file> of ARGN
+  foreach(_d IN LISTS ARGN)
+    string(STRIP "${_d}" _d)
+    if(_d AND EXISTS "${_d}/${file}")
+      set(${var} "${_d}/${file}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${var} "" PARENT_SCOPE)
+endfunction()
+get_property(_offcc_in_try_compile GLOBAL PROPERTY IN_TRY_COMPILE)
+if(OFFCC_OPENMP AND _offcc_gpu_targets AND NOT _offcc_in_try_compile)
+  set(_lp "")
+  if(DEFINED ENV{LIBRARY_PATH})
+    string(REPLACE ":" ";" _lp "$ENV{LIBRARY_PATH}")
+  endif()
+  foreach(_target IN LISTS _offcc_gpu_targets)
+    string(REPLACE "|" ";" _target "${_target}")
+    list(GET _target 0 _triple)
+    list(GET _target 1 _rt)
+    list(GET _target 2 _rt_triple)
+    set(_rtl "libomptarget-${_rt}.bc")
+    get_filename_component(_rtl_dir "${OFFCC_LLVM_DIR}/../lib/${_rt_triple}" ABSOLUTE)
+    _offcc_find_in(_found "${_rtl}" "${_rtl_dir}" ${_lp})
+    if(NOT _found)
+      # Asked once per cmake run (CMake reads this file several times).
+      get_property(_asked GLOBAL PROPERTY _OFFCC_SEARCH_DIRS SET)
+      if(NOT _asked)
+        set(_dirs "")
+        execute_process(COMMAND "${CMAKE_C_COMPILER}" -print-search-dirs
+          OUTPUT_VARIABLE _out ERROR_QUIET RESULT_VARIABLE _rc)
+        if(_rc EQUAL 0 AND _out MATCHES "(^|\n)libraries: =([^\n]*)")
+          string(REPLACE ":" ";" _dirs "${CMAKE_MATCH_2}")
+        endif()
+        set_property(GLOBAL PROPERTY _OFFCC_SEARCH_DIRS "${_dirs}")
+      endif()
+      get_property(_dirs GLOBAL PROPERTY _OFFCC_SEARCH_DIRS)
+      _offcc_find_in(_found "${_rtl}" ${_dirs})
+    endif()
+    if(NOT _found)
+      message(FATAL_ERROR "OpenMP offload to ${_triple} needs LLVM's OpenMP device "
+        "runtime ${_rtl}, which is missing (not in ${_rtl_dir}, LIBRARY_PATH or offcc's "
+        "library directories): build and install LLVM's OpenMP offload runtime for "
+        "${_rt_triple}, or drop ${_triple} from OFFCC_OPENMP_TARGETS, or configure with "
+        "-DOFFCC_OPENMP=OFF")
+    endif()
+  endforeach()
+endif()
 
 if(OFFCC_OPENMP AND OFFCC_OPENMP_FLAGS)
   list(JOIN OFFCC_OPENMP_FLAGS " " _flags)

@@ -63,10 +63,10 @@ func buildEnv(t testing.TB) []string {
 	return env
 }
 
-// cmakeBuild is a build directory of testdata/cmake.
+// cmakeBuild is a build directory of a CMake project of testdata.
 type cmakeBuild struct {
 	cmake string
-	src   string // a copy of testdata/cmake
+	src   string // a copy of the project (testdata/cmake by default)
 	dir   string // the build directory
 	env   []string
 }
@@ -75,10 +75,17 @@ type cmakeBuild struct {
 // may touch its files, and names a build directory beside it.
 func newCMakeBuild(t testing.TB) *cmakeBuild {
 	t.Helper()
+	return newCMakeBuildOf(t, "testdata/cmake")
+}
+
+// newCMakeBuildOf is newCMakeBuild for the project in the repository
+// directory project.
+func newCMakeBuildOf(t testing.TB, project string) *cmakeBuild {
+	t.Helper()
 	b := &cmakeBuild{cmake: buildTool(t, "cmake"), env: buildEnv(t)}
 	root := t.TempDir()
 	b.src, b.dir = filepath.Join(root, "src"), filepath.Join(root, "build")
-	if err := os.CopyFS(b.src, os.DirFS(repoPath(t, "testdata/cmake"))); err != nil {
+	if err := os.CopyFS(b.src, os.DirFS(repoPath(t, project))); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -141,31 +148,37 @@ func (b *cmakeBuild) checkCache(t testing.TB, want map[string]string) {
 }
 
 // compilerDef matches the compiler path in CMake<LANG>Compiler.cmake.
-var compilerDef = regexp.MustCompile(`(?m)^set\(CMAKE_(C|CXX)_COMPILER "([^"]*)"\)$`)
+var compilerDef = regexp.MustCompile(`(?m)^set\(CMAKE_(C|CXX|CUDA)_COMPILER "([^"]*)"\)$`)
 
 // checkCompilers checks the C and C++ compilers CMake configured, which a
 // toolchain file sets outside the cache.
 func (b *cmakeBuild) checkCompilers(t testing.TB, cc, cxx string) {
 	t.Helper()
-	for lang, want := range map[string]string{"C": cc, "CXX": cxx} {
-		files, _ := filepath.Glob(filepath.Join(b.dir, "CMakeFiles", "*", "CMake"+lang+"Compiler.cmake"))
-		if len(files) != 1 {
-			t.Errorf("want one CMakeFiles/*/CMake%sCompiler.cmake, found %q", lang, files)
-			continue
+	b.checkCompiler(t, "C", cc)
+	b.checkCompiler(t, "CXX", cxx)
+}
+
+// checkCompiler checks the compiler CMake configured for lang (C, CXX or
+// CUDA).
+func (b *cmakeBuild) checkCompiler(t testing.TB, lang, want string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(b.dir, "CMakeFiles", "*", "CMake"+lang+"Compiler.cmake"))
+	if len(files) != 1 {
+		t.Errorf("want one CMakeFiles/*/CMake%sCompiler.cmake, found %q", lang, files)
+		return
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, m := range compilerDef.FindAllStringSubmatch(string(data), -1) {
+		if m[1] == lang {
+			got = m[2]
 		}
-		data, err := os.ReadFile(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := ""
-		for _, m := range compilerDef.FindAllStringSubmatch(string(data), -1) {
-			if m[1] == lang {
-				got = m[2]
-			}
-		}
-		if got != want {
-			t.Errorf("CMAKE_%s_COMPILER = %q, want %q", lang, got, want)
-		}
+	}
+	if got != want {
+		t.Errorf("CMAKE_%s_COMPILER = %q, want %q", lang, got, want)
 	}
 }
 
@@ -399,9 +412,14 @@ func TestCMakeInstall(t *testing.T) {
 }
 
 // TestCMakeToolchainVariables evaluates the toolchain file in CMake's
-// script mode: where it finds offcc, and the flags and architectures it
-// makes of OFFCC_OPENMP_TARGETS and OFFCC_OFFLOAD_ARCH (GPU targets cannot
-// be built here: there is no ROCm or CUDA).
+// script mode: where it finds offcc, the flags and architectures it makes
+// of OFFCC_OPENMP_TARGETS and OFFCC_OFFLOAD_ARCH (GPU archs are OpenMP
+// flags only for the GPU triples of OFFCC_OPENMP_TARGETS), and the error
+// when the OpenMP device runtime of such a triple is missing. Fake device
+// runtimes (empty files) in LIBRARY_PATH or an LLVM directory stand in for
+// real ones; offcc here is an empty file, with no library directories.
+// (testdata/cmake-cuda builds for CUDA GPUs, where a CUDA toolkit is
+// installed: see TestCMakeCUDA.)
 func TestCMakeToolchainVariables(t *testing.T) {
 	t.Parallel()
 	getCompiler(t)
@@ -411,23 +429,25 @@ func TestCMakeToolchainVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two layouts with the toolchain file and an (empty) offcc: offcc's
-	// source tree and an installed prefix.
+	// source tree and an installed prefix. And OpenMP device runtimes: both
+	// in devrtl/, nvptx's in an LLVM tree's lib/<triple>.
 	root := t.TempDir()
-	for _, l := range []struct{ file, offcc string }{
-		{"tree/cmake/offcc-toolchain.cmake", "tree/bin/offcc"},
-		{"prefix/share/offcc/cmake/offcc-toolchain.cmake", "prefix/bin/offcc"},
+	for _, l := range []struct{ file, data string }{
+		{"tree/cmake/offcc-toolchain.cmake", string(src)},
+		{"tree/bin/offcc", ""},
+		{"prefix/share/offcc/cmake/offcc-toolchain.cmake", string(src)},
+		{"prefix/bin/offcc", ""},
+		{"devrtl/libomptarget-nvptx.bc", ""},
+		{"devrtl/libomptarget-amdgpu.bc", ""},
+		{"llvm/bin/.keep", ""},
+		{"llvm/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc", ""},
 	} {
-		for _, f := range []struct {
-			path string
-			data []byte
-		}{{l.file, src}, {l.offcc, nil}} {
-			p := filepath.Join(root, f.path)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.data, 0o755); err != nil {
-				t.Fatal(err)
-			}
+		p := filepath.Join(root, l.file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(l.data), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
 	script := filepath.Join(root, "print.cmake")
@@ -440,14 +460,23 @@ endforeach()
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	var (
+		// The device runtimes are in LIBRARY_PATH.
+		withRuntimes = []string{"LIBRARY_PATH=" + filepath.Join(root, "devrtl")}
+		// Only nvptx's, in OFFCC_LLVM_DIR/../lib/nvptx64-nvidia-cuda.
+		llvmNVPTX = []string{"LIBRARY_PATH=", "OFFCC_LLVM_DIR=" + filepath.Join(root, "llvm/bin")}
+		// None.
+		noRuntimes = []string{"LIBRARY_PATH=", "OFFCC_LLVM_DIR=" + filepath.Join(root, "nollvm/bin")}
+	)
 	const hostFlags = "-fopenmp -fopenmp-targets=" + offloadHost
 	for _, tc := range []struct {
 		name    string
 		args    []string
+		env     []string
 		want    map[string]string
 		warning string // in stderr; without it, no warning
 	}{
-		{"tree-layout", []string{"-DTOOLCHAIN=" + filepath.Join(root, "tree/cmake/offcc-toolchain.cmake")},
+		{"tree-layout", []string{"-DTOOLCHAIN=" + filepath.Join(root, "tree/cmake/offcc-toolchain.cmake")}, nil,
 			map[string]string{
 				"OFFCC_BIN_DIR":             filepath.Join(root, "tree/bin"),
 				"CMAKE_C_COMPILER":          filepath.Join(root, "tree/bin/offcc"),
@@ -458,45 +487,67 @@ endforeach()
 				"OFFCC_OPENMP_FLAGS":        "",
 				"CMAKE_C_FLAGS_INIT":        "",
 			}, ""},
-		{"installed-layout", []string{"-DTOOLCHAIN=" + filepath.Join(root, "prefix/share/offcc/cmake/offcc-toolchain.cmake")},
+		{"installed-layout", []string{"-DTOOLCHAIN=" + filepath.Join(root, "prefix/share/offcc/cmake/offcc-toolchain.cmake")}, nil,
 			map[string]string{
 				"OFFCC_BIN_DIR":    filepath.Join(root, "prefix/bin"),
 				"CMAKE_C_COMPILER": filepath.Join(root, "prefix/bin/offcc"),
 			}, ""},
-		{"openmp-host", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost},
+		{"openmp-host", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost}, nil,
 			map[string]string{
 				"OFFCC_OPENMP_FLAGS":       "-fopenmp;-fopenmp-targets=" + offloadHost,
 				"CMAKE_C_FLAGS_INIT":       hostFlags,
 				"CMAKE_CXX_FLAGS_INIT":     hostFlags,
 				"CMAKE_CUDA_ARCHITECTURES": "",
 			}, ""},
-		{"gpu-archs", []string{"-DOFFCC_OFFLOAD_ARCH=gfx90a;sm_90;gfx942"},
+		// GPU architectures alone are for CUDA and HIP: C and C++ stay
+		// plain host compiles, and no device runtime is looked for.
+		{"gpu-archs", []string{"-DOFFCC_OFFLOAD_ARCH=gfx90a;sm_90;gfx942"}, noRuntimes,
 			map[string]string{
-				"OFFCC_OPENMP_FLAGS":       "-fopenmp;--offload-arch=gfx90a,sm_90,gfx942",
-				"CMAKE_C_FLAGS_INIT":       "-fopenmp --offload-arch=gfx90a,sm_90,gfx942",
+				"OFFCC_OPENMP_FLAGS":       "",
+				"CMAKE_C_FLAGS_INIT":       "",
+				"CMAKE_CXX_FLAGS_INIT":     "",
 				"CMAKE_CUDA_ARCHITECTURES": "90",
 				"CMAKE_HIP_ARCHITECTURES":  "gfx90a;gfx942",
 			}, ""},
-		// clang 22 applies a bare --offload-arch to the -fopenmp-targets
-		// triples too (the host triple would get -target-cpu gfx90a), so
-		// each GPU triple gets its architectures through -Xopenmp-target.
-		{"host-and-gpus", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost, "-DOFFCC_OFFLOAD_ARCH=gfx90a;sm_90;gfx942"},
+		{"host-and-gpu-archs", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost, "-DOFFCC_OFFLOAD_ARCH=gfx90a;sm_90"}, noRuntimes,
+			map[string]string{
+				"OFFCC_OPENMP_FLAGS":       "-fopenmp;-fopenmp-targets=" + offloadHost,
+				"CMAKE_CXX_FLAGS_INIT":     hostFlags,
+				"CMAKE_CUDA_ARCHITECTURES": "90",
+				"CMAKE_HIP_ARCHITECTURES":  "gfx90a",
+			}, ""},
+		// GPU triples named in OFFCC_OPENMP_TARGETS get their architectures
+		// through -Xopenmp-target: clang 22 applies a bare --offload-arch
+		// to the -fopenmp-targets triples too (the host triple would get
+		// -target-cpu gfx90a).
+		{"host-and-gpus", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost + ";amdgcn-amd-amdhsa;nvptx64-nvidia-cuda",
+			"-DOFFCC_OFFLOAD_ARCH=gfx90a;sm_90;gfx942"}, withRuntimes,
 			map[string]string{
 				"CMAKE_CXX_FLAGS_INIT": "-fopenmp -fopenmp-targets=" + offloadHost + ",amdgcn-amd-amdhsa,nvptx64-nvidia-cuda" +
 					" -Xopenmp-target=amdgcn-amd-amdhsa --offload-arch=gfx90a,gfx942" +
 					" -Xopenmp-target=nvptx64-nvidia-cuda --offload-arch=sm_90",
+				"CMAKE_CUDA_ARCHITECTURES": "90",
+				"CMAKE_HIP_ARCHITECTURES":  "gfx90a;gfx942",
 			}, ""},
-		{"openmp-off", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost, "-DOFFCC_OPENMP=OFF"},
+		// The short triple, as clang takes it; the runtime from the LLVM
+		// tree's lib/nvptx64-nvidia-cuda.
+		{"nvptx64-short", []string{"-DOFFCC_OPENMP_TARGETS=nvptx64", "-DOFFCC_OFFLOAD_ARCH=sm_80;gfx90a;sm_90"}, llvmNVPTX,
 			map[string]string{
-				"OFFCC_OPENMP_FLAGS": "-fopenmp;-fopenmp-targets=" + offloadHost,
+				"OFFCC_OPENMP_FLAGS": "-fopenmp;-fopenmp-targets=nvptx64;-Xopenmp-target=nvptx64;--offload-arch=sm_80,sm_90",
+			}, ""},
+		// With OFFCC_OPENMP=OFF the flags are only offered: no runtime
+		// needed.
+		{"openmp-off", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost + ";nvptx64-nvidia-cuda", "-DOFFCC_OPENMP=OFF"}, noRuntimes,
+			map[string]string{
+				"OFFCC_OPENMP_FLAGS": "-fopenmp;-fopenmp-targets=" + offloadHost + ",nvptx64-nvidia-cuda",
 				"CMAKE_C_FLAGS_INIT": "",
 			}, ""},
-		{"bin-dir", []string{"-DOFFCC_BIN_DIR=" + filepath.Join(root, "prefix/bin")},
+		{"bin-dir", []string{"-DOFFCC_BIN_DIR=" + filepath.Join(root, "prefix/bin")}, nil,
 			map[string]string{"CMAKE_CXX_COMPILER": filepath.Join(root, "prefix/bin/offcc++")}, ""},
 		// CMAKE_C_FLAGS given (or cached) without the offload flags: CMake
 		// ignores CMAKE_C_FLAGS_INIT then.
 		{"flags-given", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost, "-DCMAKE_C_FLAGS=-O2",
-			"-DCMAKE_CXX_FLAGS=-O2 " + hostFlags},
+			"-DCMAKE_CXX_FLAGS=-O2 " + hostFlags}, nil,
 			map[string]string{"CMAKE_C_FLAGS_INIT": hostFlags},
 			`CMAKE_C_FLAGS ("-O2") lacks the offload flags`},
 	} {
@@ -506,7 +557,7 @@ endforeach()
 			if !strings.HasPrefix(strings.Join(args, " "), "-DTOOLCHAIN=") {
 				args = append([]string{"-DTOOLCHAIN=" + filepath.Join(root, "tree/cmake/offcc-toolchain.cmake")}, args...)
 			}
-			r := cmdSpec{dir: root, env: buildEnv(t), name: cmake, args: append(args, "-P", script)}.mustRun(t)
+			r := cmdSpec{dir: root, env: append(buildEnv(t), tc.env...), name: cmake, args: append(args, "-P", script)}.mustRun(t)
 			got := map[string]string{}
 			for _, l := range strings.Split(r.stderr, "\n") {
 				if k, v, ok := strings.Cut(l, "="); ok {
@@ -532,10 +583,38 @@ endforeach()
 		})
 	}
 
-	// An architecture with no known triple is an error.
-	r := cmdSpec{dir: root, env: buildEnv(t), name: cmake, args: []string{
-		"-DTOOLCHAIN=" + filepath.Join(root, "tree/cmake/offcc-toolchain.cmake"), "-DOFFCC_OFFLOAD_ARCH=pentium", "-P", script}}.run(t)
-	if r.code == 0 || !strings.Contains(r.stderr, `unknown architecture "pentium"`) {
-		t.Errorf("OFFCC_OFFLOAD_ARCH=pentium: want an error naming it:\n%s", r)
+	// Errors: an architecture with no known triple, and an OpenMP GPU
+	// target whose device runtime is missing (one message: what, for
+	// which target, and what to do).
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want []string
+	}{
+		{"unknown-arch", []string{"-DOFFCC_OFFLOAD_ARCH=pentium"}, nil, []string{`unknown architecture "pentium"`}},
+		{"no-nvptx-runtime", []string{"-DOFFCC_OPENMP_TARGETS=" + offloadHost + ";nvptx64-nvidia-cuda", "-DOFFCC_OFFLOAD_ARCH=sm_80;sm_90"},
+			noRuntimes, []string{"OpenMP offload to nvptx64-nvidia-cuda needs LLVM's OpenMP device runtime libomptarget-nvptx.bc, which is missing",
+				filepath.Join(root, "nollvm/lib/nvptx64-nvidia-cuda"), "LIBRARY_PATH",
+				"install LLVM's OpenMP offload runtime for nvptx64-nvidia-cuda",
+				"drop nvptx64-nvidia-cuda from OFFCC_OPENMP_TARGETS", "-DOFFCC_OPENMP=OFF"}},
+		{"no-amdgpu-runtime", []string{"-DOFFCC_OPENMP_TARGETS=nvptx64-nvidia-cuda;amdgcn-amd-amdhsa", "-DOFFCC_OFFLOAD_ARCH=sm_90;gfx90a"},
+			llvmNVPTX, []string{"OpenMP offload to amdgcn-amd-amdhsa needs LLVM's OpenMP device runtime libomptarget-amdgpu.bc",
+				"drop amdgcn-amd-amdhsa from OFFCC_OPENMP_TARGETS"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := cmdSpec{dir: root, env: append(buildEnv(t), tc.env...), name: cmake, args: append([]string{
+				"-DTOOLCHAIN=" + filepath.Join(root, "tree/cmake/offcc-toolchain.cmake")}, append(tc.args, "-P", script)...)}.run(t)
+			stderr := strings.Join(strings.Fields(r.stderr), " ")
+			if r.code == 0 || strings.Count(stderr, "CMake Error") != 1 {
+				t.Errorf("want one error, and a failure:\n%s", r)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("the error lacks %q:\n%s", w, r)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,243 @@
+package e2e
+
+// End-to-end tests of the toolchain file with a CUDA project,
+// testdata/cmake-cuda (project(... LANGUAGES CXX CUDA): a static library of
+// relocatable device code and a program that launches its kernel). They
+// need NVIDIA's CUDA toolkit; without a GPU the program is built and
+// inspected, not run.
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// envRequireCUDA names the variable that turns a missing CUDA toolkit from
+// a skip into a failure, like OFFCC_REQUIRE_LLVM for LLVM 22.
+const envRequireCUDA = "OFFCC_REQUIRE_CUDA"
+
+// cudaToolkitDirs are where requireCUDAToolkitForCMake looks for the CUDA
+// toolkit's programs after PATH (Debian's nvidia-cuda-toolkit puts them in
+// /usr/bin and keeps /usr/lib/cuda/bin for the layout clang expects).
+var cudaToolkitDirs = []string{"/usr/lib/cuda/bin", "/usr/local/cuda/bin"}
+
+// requireCUDAToolkitForCMake returns the directory of the CUDA toolkit's
+// programs that a CMake CUDA build with clang (offcc++) runs: nvcc (CMake
+// finds the toolkit through it), ptxas and fatbinary (device code), nvlink
+// (CMake's device link of separable compilation) and cuobjdump (the
+// tests' check). They are looked for on PATH, then in cudaToolkitDirs. A
+// missing one skips the test, or fails it under OFFCC_REQUIRE_CUDA=1.
+// (e2e/cuda_test.go may get a helper like it; the two can be merged.)
+func requireCUDAToolkitForCMake(t testing.TB) string {
+	t.Helper()
+	tools := []string{"nvcc", "ptxas", "fatbinary", "nvlink", "cuobjdump"}
+	dir := ""
+	if p, err := exec.LookPath("ptxas"); err == nil {
+		dir = filepath.Dir(p)
+	} else {
+		for _, d := range cudaToolkitDirs {
+			if fi, err := os.Stat(filepath.Join(d, "ptxas")); err == nil && fi.Mode().IsRegular() {
+				dir = d
+				break
+			}
+		}
+	}
+	var missing []string
+	for _, tool := range tools {
+		if dir == "" {
+			missing = append(missing, tool)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, tool)); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		msg := "the CUDA toolkit is not installed: no " + strings.Join(missing, ", ") +
+			" on PATH or in " + strings.Join(cudaToolkitDirs, ", ")
+		if dir != "" {
+			msg = "the CUDA toolkit in " + dir + " lacks " + strings.Join(missing, ", ")
+		}
+		if os.Getenv(envRequireCUDA) == "1" {
+			t.Fatalf("%s (and %s=1)", msg, envRequireCUDA)
+		}
+		t.Skip(msg)
+	}
+	return dir
+}
+
+// cudaArchs are the architectures testdata/cmake-cuda is built for.
+var cudaArchs = []string{"sm_80", "sm_90"}
+
+// newCUDABuild copies testdata/cmake-cuda for a build with the CUDA
+// toolkit's programs on PATH.
+func newCUDABuild(t testing.TB) *cmakeBuild {
+	t.Helper()
+	toolkit := requireCUDAToolkitForCMake(t)
+	b := newCMakeBuildOf(t, "testdata/cmake-cuda")
+	b.env = append(b.env, "PATH="+toolkit+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"LIBRARY_PATH=", "CUDAFLAGS=")
+	return b
+}
+
+// compileCommand is an entry of compile_commands.json.
+type compileCommand struct {
+	File    string `json:"file"`
+	Command string `json:"command"`
+}
+
+// TestCMakeCUDA configures testdata/cmake-cuda with the toolchain file and
+// OFFCC_OFFLOAD_ARCH="sm_80;sm_90" alone, builds it with Ninja, and checks
+// that offcc++ is the CUDA compiler; that the .cu files compile with both
+// architectures and no OpenMP (GPU archs are not OpenMP flags unless
+// OFFCC_OPENMP_TARGETS names their triple), nor do the C++ files; and that
+// the program carries an sm_80 and an sm_90 cubin (CMake's device link of
+// the separable compilation), which offcc inspect finds.
+func TestCMakeCUDA(t *testing.T) {
+	t.Parallel()
+	c := getCompiler(t)
+	buildTool(t, "ninja")
+	b := newCUDABuild(t)
+	b.configure(t, "Ninja", "-DCMAKE_TOOLCHAIN_FILE="+repoPath(t, "cmake/offcc-toolchain.cmake"),
+		"-DOFFCC_BIN_DIR="+c.dir, "-DOFFCC_OFFLOAD_ARCH="+strings.Join(cudaArchs, ";"),
+		"-DCMAKE_EXPORT_COMPILE_COMMANDS=ON")
+	b.checkCompiler(t, "CXX", c.cxx)
+	b.checkCompiler(t, "CUDA", c.cxx)
+	b.checkCache(t, map[string]string{"CMAKE_CXX_FLAGS": "", "CMAKE_CUDA_FLAGS": "", "OFFCC_OPENMP_TARGETS": ""})
+
+	// The compile commands.
+	data, err := os.ReadFile(filepath.Join(b.dir, "compile_commands.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []compileCommand
+	if err := json.Unmarshal(data, &cmds); err != nil {
+		t.Fatalf("compile_commands.json: %v", err)
+	}
+	var cu, cpp int
+	for _, cmd := range cmds {
+		args := strings.Fields(cmd.Command)
+		switch filepath.Ext(cmd.File) {
+		case ".cu":
+			cu++
+			if len(args) == 0 || args[0] != c.cxx {
+				t.Errorf("%s is not compiled with %s: %s", cmd.File, c.cxx, cmd.Command)
+			}
+			for _, arch := range cudaArchs {
+				if !hasArchFlag(args, arch) {
+					t.Errorf("%s is not compiled for %s (--cuda-gpu-arch or --offload-arch): %s", cmd.File, arch, cmd.Command)
+				}
+			}
+		case ".cpp":
+			cpp++
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "-fopenmp") || strings.HasPrefix(a, "-Xopenmp-target") {
+				t.Errorf("%s is compiled with OpenMP (%s): %s", cmd.File, a, cmd.Command)
+			}
+		}
+	}
+	if cu != 3 || cpp != 1 {
+		t.Errorf("compile_commands.json has %d .cu and %d .cpp files, want 3 and 1:\n%s", cu, cpp, data)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	b.build(t)
+	exe := filepath.Join(b.dir, "cuda_example")
+	r := cmdSpec{dir: b.dir, env: b.env, name: "cuobjdump", args: []string{"-lelf", exe}}.mustRun(t)
+	for _, arch := range cudaArchs {
+		if !regexp.MustCompile(`(?m)^ELF file\s+\d+: \S*\.` + arch + `\.cubin$`).MatchString(r.stdout) {
+			t.Errorf("cuobjdump -lelf lists no %s cubin:\n%s", arch, r)
+		}
+	}
+	if c.reference {
+		t.Log("reference compiler: offcc inspect not run")
+		return
+	}
+	r = cmdSpec{dir: b.dir, env: b.env, name: c.cc, args: []string{"inspect", exe}}.mustRun(t)
+	for _, arch := range cudaArchs {
+		if !strings.Contains(r.stdout, "arch "+arch) {
+			t.Errorf("offcc inspect does not list the %s image:\n%s", arch, r)
+		}
+	}
+}
+
+// hasArchFlag reports whether args compile for arch: --cuda-gpu-arch=arch,
+// or arch among the comma-separated --offload-arch= values.
+func hasArchFlag(args []string, arch string) bool {
+	for _, a := range args {
+		if a == "--cuda-gpu-arch="+arch {
+			return true
+		}
+		if v, ok := strings.CutPrefix(a, "--offload-arch="); ok {
+			for _, x := range strings.Split(v, ",") {
+				if x == arch {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestCMakeCUDAOpenMPRuntimeMissing: asking for OpenMP offload to the CUDA
+// GPUs as well (OFFCC_OPENMP_TARGETS=nvptx64-nvidia-cuda) with an LLVM that
+// lacks the OpenMP device runtime (Debian's LLVM 22) stops the configure
+// in the toolchain file, before CMake's compiler checks, with one message:
+// what is missing, for which target, what to do. Where the runtime is
+// installed the test is skipped.
+func TestCMakeCUDAOpenMPRuntimeMissing(t *testing.T) {
+	t.Parallel()
+	c := getCompiler(t)
+	buildTool(t, "ninja")
+	b := newCUDABuild(t)
+
+	// Does the compiler find libomptarget-nvptx.bc? (The link fails
+	// without it, -### included.)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x.c"), []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probe := cmdSpec{dir: dir, env: b.env, name: c.cc,
+		args: []string{"-fopenmp", "--offload-arch=sm_80", "x.c", "-o", "x", "-###"}}.run(t)
+	if !strings.Contains(probe.stderr, "libomptarget-nvptx.bc") {
+		t.Skipf("this LLVM has the OpenMP device runtime for nvptx64 (%s -fopenmp --offload-arch=sm_80 links):\n%s", c.cc, probe)
+	}
+
+	r := cmdSpec{dir: b.src, env: b.env, name: b.cmake, args: []string{"-S", b.src, "-B", b.dir, "-G", "Ninja",
+		"-DCMAKE_TOOLCHAIN_FILE=" + repoPath(t, "cmake/offcc-toolchain.cmake"), "-DOFFCC_BIN_DIR=" + c.dir,
+		"-DOFFCC_OFFLOAD_ARCH=" + strings.Join(cudaArchs, ";"), "-DOFFCC_OPENMP_TARGETS=nvptx64-nvidia-cuda"}}.run(t)
+	stderr := strings.Join(strings.Fields(r.stderr), " ") // CMake wraps messages
+	if r.code == 0 {
+		t.Fatalf("configure succeeded, want the missing runtime reported:\n%s", r)
+	}
+	toolchainErrors := strings.Count(stderr, "CMake Error at "+repoPath(t, "cmake/offcc-toolchain.cmake"))
+	if toolchainErrors != 1 {
+		t.Errorf("want one error from the toolchain file, got %d", toolchainErrors)
+	}
+	for _, want := range []string{
+		"OpenMP offload to nvptx64-nvidia-cuda needs LLVM's OpenMP device runtime libomptarget-nvptx.bc, which is missing",
+		"build and install LLVM's OpenMP offload runtime for nvptx64-nvidia-cuda",
+		"drop nvptx64-nvidia-cuda from OFFCC_OPENMP_TARGETS",
+		"configure with -DOFFCC_OPENMP=OFF",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the error lacks %q", want)
+		}
+	}
+	// Stopped before CMake ran the compiler.
+	for _, not := range []string{"Check for working", "compiler identification", "error: no library"} {
+		if strings.Contains(r.stdout+r.stderr, not) {
+			t.Errorf("configure went on to the compiler checks (%q)", not)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s", r)
+	}
+}
