@@ -342,3 +342,39 @@ func FuzzReplaceSection(f *testing.F) {
 		}
 	})
 }
+
+// FuzzImageSymbols: ImageSymbols never panics; it returns symbols or an
+// error, never both; ok says whether the input is an ELF relocatable object
+// or bitcode; the symbol count stays within the input size and names come
+// from the input.
+func FuzzImageSymbols(f *testing.F) {
+	seeds := allSeeds(f)
+	for n := range storedSymtabSeeds {
+		seeds = append(seeds, readFile(f, filepath.Join("testdata", n)))
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Add([]byte(bcMagic))
+	f.Add([]byte(bcWrapperMagic + "\x00\x00\x00\x00\x14\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00" + bcMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		syms, ok, err := ImageSymbols(b)
+		if want := isBitcodeMagic(b) || isELFRelocatable(b); ok != want {
+			t.Fatalf("ok = %v, want %v", ok, want)
+		}
+		if err != nil {
+			if syms != nil || bytes.Contains([]byte(err.Error()), []byte("\n")) {
+				t.Fatalf("bad error result: %v", err)
+			}
+			return
+		}
+		if len(syms) > len(b) {
+			t.Fatalf("%d symbols from %d bytes", len(syms), len(b))
+		}
+		for i, s := range syms {
+			if i < 64 && !bytes.Contains(b, []byte(s.Name)) {
+				t.Fatalf("symbol name %q not in the input", s.Name)
+			}
+		}
+	})
+}
