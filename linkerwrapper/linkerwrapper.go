@@ -176,6 +176,13 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		}
 		return []*actions.Action{l.handOff(cl.args)}, nil
 	}
+	if len(res.unreadable) > 0 {
+		if cfg.Verbose && notes != nil {
+			fmt.Fprintf(notes, "%s: note: linking with %s: offcc cannot read the symbols of archive device images %s\n",
+				prog, cfg.linkerWrapper(), strings.Join(res.unreadable, ", "))
+		}
+		return []*actions.Action{l.handOff(cl.args)}, nil
+	}
 	for _, im := range res.images {
 		switch k := im.image.Offload; {
 		case k != packager.OffloadCUDA && k != packager.OffloadOpenMP && k != packager.OffloadSYCL && k != packager.OffloadHIP:

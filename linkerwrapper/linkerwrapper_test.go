@@ -210,8 +210,11 @@ int main(void) { printf("k=%d\n", krun(14)); return 0; }
 	if !strings.Contains(devLink, "/mk-x86_64-pc-linux-gnu-generic-") || !strings.Contains(devLink, "/k-x86_64-pc-linux-gnu-generic-") {
 		t.Errorf("device link lacks the images of mk.o and libk.a(k.o):\n%s", devLink)
 	}
-	if strings.Contains(devLink, "/u-x86_64") {
-		t.Errorf("unreferenced archive member u.o contributed an image:\n%s", devLink)
+	// clang-linker-wrapper 22 takes u.o's image too, although the host
+	// needs nothing of u.o: its device code defines a new global symbol
+	// (the kernel), which offload code extracts. offcc does as it does.
+	if !strings.Contains(devLink, "/u-x86_64") {
+		t.Errorf("archive member u.o, whose device code defines a kernel, contributed no image:\n%s", devLink)
 	}
 	if _, err := os.Stat(exe); err == nil {
 		t.Errorf("--dry-run wrote %s", exe)

@@ -29,26 +29,16 @@ type deviceImage struct {
 // id is the (triple, arch) pair images are grouped by.
 func (d *deviceImage) id() target.Target { return target.Target{Triple: d.triple, Arch: d.arch} }
 
-// lazyMember is an archive member that is linked only when it resolves a
-// symbol that is undefined so far. Its offload images are read only then.
-type lazyMember struct {
-	name, stem, source string
-	data               []byte
-	defined, undefined []string
-	loaded             bool
-}
-
-// images returns the offload images embedded in the member.
-func (m *lazyMember) images() ([]deviceImage, error) {
-	return objectImages(m.name, m.data, m.stem, m.source)
-}
-
 // scanResult is what the input scan found.
 type scanResult struct {
 	images []deviceImage
 	// bitcode lists host inputs that are LLVM bitcode (LTO): offcc cannot
 	// read offload images from them.
 	bitcode []string
+	// unreadable lists archive device images whose symbols offcc cannot
+	// read (bitcode without a current IR symbol table, which LLVM would
+	// rebuild from the IR): LLVM's wrapper decides their extraction.
+	unreadable []string
 }
 
 var (
@@ -62,11 +52,16 @@ const (
 )
 
 // scanInputs reads the host inputs in link order and returns their offload
-// images. Objects and whole archives contribute all their images; other
-// archive members only when, like a linker, they define a symbol that the
-// objects and members loaded so far leave undefined (to a fixed point), and
-// only for (triple, arch) pairs some regular input has, or whose arch was
-// named by --should-extract.
+// images as clang-linker-wrapper 22 selects them (getDeviceInput): every
+// image of the objects, offload binaries and whole archives; of other
+// archives, only the images that resolve a device symbol, per (triple,
+// arch) that a regular input has (or whose arch --should-extract names).
+// An archive image is extracted when, in the symbol table of its target,
+// it defines a symbol still undefined and not weak, or a new global,
+// non-hidden one (offload code may be called from the host), and the scan
+// repeats until no image is extracted, as ld.lld's lenient order does.
+// Symbols are the device images' own: a member whose host object defines
+// nothing the host needs is still linked for its device code.
 func scanInputs(o *options) (*scanResult, error) {
 	var libPaths []string
 	for _, it := range o.items {
@@ -75,17 +70,7 @@ func scanInputs(o *options) (*scanResult, error) {
 		}
 	}
 	res := &scanResult{}
-	defined := map[string]bool{}
-	undefined := map[string]bool{}
-	addSyms := func(def, undef []string) {
-		for _, s := range def {
-			defined[s] = true
-		}
-		for _, s := range undef {
-			undefined[s] = true
-		}
-	}
-	var lazy []*lazyMember
+	var archived []deviceImage // images of non-whole archive members, in order
 	whole := false
 	for _, it := range o.items {
 		var path string
@@ -132,9 +117,6 @@ func scanInputs(o *options) (*scanResult, error) {
 				return nil, err
 			}
 			res.images = append(res.images, imgs...)
-			if def, undef, err := objfile.Symbols(data); err == nil {
-				addSyms(def, undef)
-			}
 		case objfile.IsArchive(head):
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -151,18 +133,15 @@ func scanInputs(o *options) (*scanResult, error) {
 					}
 					continue
 				}
-				member := &lazyMember{name: fmt.Sprintf("%s(%s)", path, m.Name), stem: stemOf(m.Name), source: path, data: m.Data}
-				member.defined, member.undefined, _ = objfile.Symbols(m.Data)
-				if whole {
-					imgs, err := member.images()
-					if err != nil {
-						return nil, err
-					}
-					res.images = append(res.images, imgs...)
-					addSyms(member.defined, member.undefined)
-					continue
+				imgs, err := objectImages(fmt.Sprintf("%s(%s)", path, m.Name), m.Data, stemOf(m.Name), path)
+				if err != nil {
+					return nil, err
 				}
-				lazy = append(lazy, member)
+				if whole {
+					res.images = append(res.images, imgs...)
+				} else {
+					archived = append(archived, imgs...)
+				}
 			}
 		case bytes.HasPrefix(head, bitcodeMagic):
 			res.bitcode = append(res.bitcode, path)
@@ -185,42 +164,162 @@ func scanInputs(o *options) (*scanResult, error) {
 		}
 	}
 
-	// Regular inputs decide which targets archive images may join.
-	have := map[target.Target]bool{}
-	for i := range res.images {
-		have[res.images[i].id()] = true
+	extracted, err := extractArchived(res.images, archived, o.shouldExtract)
+	if err != nil {
+		return nil, err
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, m := range lazy {
-			if m.loaded || !resolvesUndefined(m.defined, defined, undefined) {
-				continue
-			}
-			m.loaded, changed = true, true
-			addSyms(m.defined, m.undefined)
-			imgs, err := m.images()
-			if err != nil {
-				return nil, err
-			}
-			for _, im := range imgs {
-				if have[im.id()] || o.shouldExtract[im.arch] {
-					res.images = append(res.images, im)
-				}
-			}
+	for _, im := range extracted {
+		if im.unreadable {
+			res.unreadable = append(res.unreadable, im.source+" ("+im.triple+" "+im.arch+")")
+			continue
 		}
+		res.images = append(res.images, im.deviceImage)
 	}
 	return res, nil
 }
 
-// resolvesUndefined reports whether a member defining defs resolves a symbol
-// that is referenced and not yet defined.
-func resolvesUndefined(defs []string, defined, undefined map[string]bool) bool {
-	for _, s := range defs {
-		if undefined[s] && !defined[s] {
-			return true
+// symbolState is what a device link's symbol table knows of a name.
+type symbolState uint8
+
+const (
+	symUndefined symbolState = 1 << iota
+	symWeak
+)
+
+// symbolTable is the symbol table of one device link (one target).
+type symbolTable map[string]symbolState
+
+// addImage merges the global symbols of an offload image into t as
+// clang-linker-wrapper's getSymbols does, and reports whether the image
+// should be extracted: always for a regular input; for an archive image
+// when it defines a symbol that is undefined and not weak so far, or a
+// new global one (not hidden, nor, in bitcode, omittable) of an offload
+// language. The table changes only when the image is extracted. ok is
+// false for images whose symbols cannot be read (see objfile.ImageSymbols).
+func (t symbolTable) addImage(im *packager.Image, archive bool) (extract, ok bool) {
+	syms, known, err := objfile.ImageSymbols(im.Data)
+	if err != nil {
+		return false, false
+	}
+	if !known {
+		// Not an object or bitcode (PTX, SPIR-V, ...): LLVM extracts
+		// nothing from it and reads no symbols.
+		return false, true
+	}
+	extract = !archive
+	tmp := symbolTable{}
+	for _, sym := range syms {
+		if !sym.Global || sym.FormatSpecific {
+			continue
+		}
+		old, seen := t[sym.Name]
+		resolvesStrong := old&symUndefined != 0 && old&symWeak == 0 && !sym.Undefined
+		newGlobal := (!seen || old&symUndefined != 0) && !sym.Undefined && !sym.MayOmit &&
+			im.Offload != packager.OffloadNone && !sym.Hidden
+		extract = extract || resolvesStrong || newGlobal
+		// As LLVM: each update starts from the table's state, the last wins.
+		if old&symUndefined != 0 && !sym.Undefined {
+			tmp[sym.Name] = old &^ symUndefined
+		}
+		if sym.Undefined && !seen {
+			tmp[sym.Name] = old | symUndefined
+		}
+		if sym.Weak {
+			tmp[sym.Name] = old | symWeak
 		}
 	}
-	return false
+	if extract {
+		for name, st := range tmp {
+			t[name] = st
+		}
+	}
+	return extract, true
+}
+
+// archivedImage is an archive image chosen for the link.
+type archivedImage struct {
+	deviceImage
+	// unreadable: its symbols could not be read, so offcc cannot decide.
+	unreadable bool
+}
+
+// extractArchived returns the archive images the link takes, in the order
+// clang-linker-wrapper 22 extracts them: the regular inputs' images fill
+// one symbol table per target (and per compatible target); then, over and
+// over until nothing changes, each archive image not yet taken is offered
+// to its own target and each compatible one that a regular input has, in
+// order, and a pass restarts after an extraction. Images whose arch
+// --should-extract names are taken whatever they define.
+func extractArchived(regular, archived []deviceImage, shouldExtract map[string]bool) ([]archivedImage, error) {
+	var ids []target.Target
+	tables := map[target.Target]symbolTable{}
+	compatible := func(id target.Target) []target.Target {
+		out := []target.Target{id}
+		for _, other := range ids {
+			if target.Compatible(id, other) {
+				out = append(out, other)
+			}
+		}
+		return out
+	}
+	for i := range regular {
+		im := &regular[i]
+		for _, id := range compatible(im.id()) {
+			if tables[id] == nil {
+				tables[id] = symbolTable{}
+				ids = append(ids, id)
+			}
+			tables[id].addImage(&im.image, false)
+		}
+	}
+	var out []archivedImage
+	taken := make([]bool, len(archived))
+	for i := range archived {
+		if shouldExtract[archived[i].arch] {
+			taken[i] = true
+			out = append(out, archivedImage{deviceImage: archived[i]})
+		}
+	}
+	for again := true; again; {
+		again = false
+		for i := range archived {
+			if taken[i] {
+				continue
+			}
+			im := &archived[i]
+			var extracted, chosen bool
+			targets := compatible(im.id())
+			for k, id := range targets {
+				t := tables[id]
+				if t == nil {
+					continue // no regular input of this target
+				}
+				ex, ok := t.addImage(&im.image, true)
+				if !ok {
+					taken[i] = true
+					out = append(out, archivedImage{deviceImage: *im, unreadable: true})
+					break
+				}
+				extracted = ex
+				if !ex {
+					continue
+				}
+				if !chosen {
+					chosen = true
+					out = append(out, archivedImage{deviceImage: *im})
+				}
+				// LLVM moves the image into the last target that takes it.
+				if k == len(targets)-1 {
+					taken[i] = true
+				}
+			}
+			if extracted {
+				again = true
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // objectImages returns the offload images embedded in the ELF object data.
