@@ -510,7 +510,9 @@ func TestNVFatBinaryInObjects(t *testing.T) {
 	real := realFatbin(t)
 	os.WriteFile(filepath.Join(dir, "k.fatbin"), real, 0o644)
 	os.WriteFile(filepath.Join(dir, "k.cu"), []byte("#define __global__ __attribute__((global))\nextern \"C\" __global__ void K(int *p) {}\n"), 0o644)
-	cuda := []string{"-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_30", "-fPIC", "-Xclang", "-fcuda-include-gpubinary", "-Xclang", "k.fatbin", "-c", "k.cu"}
+	// An empty --cuda-path hides an installed CUDA toolkit, whose launch
+	// API would need a declaration of cudaLaunchKernel.
+	cuda := []string{"-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-path=" + t.TempDir(), "--cuda-gpu-arch=sm_30", "-fPIC", "-Xclang", "-fcuda-include-gpubinary", "-Xclang", "k.fatbin", "-c", "k.cu"}
 	run(t, dir, clang, append(cuda, "-DK=k1", "-o", "host.o")...)
 	run(t, dir, clang, append(cuda, "-DK=k2", "-o", "host2.o")...)
 	run(t, dir, clang, append(cuda, "-fgpu-rdc", "--no-offload-new-driver", "-o", "rdc.o")...)

@@ -67,9 +67,13 @@ func (c *Config) linkerWrapper() string {
 	return filepath.Join(filepath.Dir(c.clang()), "clang-linker-wrapper")
 }
 
-// llc is LLVM's static compiler beside clang-linker-wrapper.
+// llc is LLVM's static compiler beside clang-linker-wrapper, with the
+// same version suffix (/usr/bin/clang-linker-wrapper-22: llc-22; a bare
+// /usr/bin/llc may be another LLVM's).
 func (c *Config) llc() string {
-	return filepath.Join(filepath.Dir(c.linkerWrapper()), "llc")
+	lw := c.linkerWrapper()
+	suffix := strings.TrimPrefix(filepath.Base(lw), "clang-linker-wrapper")
+	return filepath.Join(filepath.Dir(lw), "llc"+suffix)
 }
 
 // prog is the program name used in messages.

@@ -479,3 +479,21 @@ func sameDryRun(t *testing.T, dir string, args []string, ours string) {
 		t.Errorf("dry run differs from clang-linker-wrapper's\nours:\n%s\ntheirs:\n%s", got, want)
 	}
 }
+
+// TestLLCBesideTheWrapper: the registration module's llc is the one of
+// clang-linker-wrapper's LLVM, version suffix included: /usr/bin/llc may
+// be another LLVM's.
+func TestLLCBesideTheWrapper(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{LinkerWrapper: "/usr/bin/clang-linker-wrapper-22"}, "/usr/bin/llc-22"},
+		{Config{Clang: "/usr/lib/llvm-22/bin/clang"}, "/usr/lib/llvm-22/bin/llc"},
+		{Config{LinkerWrapper: "/opt/llvm/bin/clang-linker-wrapper"}, "/opt/llvm/bin/llc"},
+	} {
+		if got := tc.cfg.llc(); got != tc.want {
+			t.Errorf("%+v: llc %s, want %s", tc.cfg, got, tc.want)
+		}
+	}
+}
