@@ -217,6 +217,11 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		syclbin = newSYCLBINBuild(opts)
 		clangArgs = syclbin.clangArgs
 	}
+	if kind == actions.HIP && slices.Contains(clangArgs, "-fgpu-rdc") {
+		// The old driver's -fgpu-rdc link assembles a file its driver
+		// writes; offcc has clang print it, to write it itself.
+		clangArgs = append(slices.Clip(clangArgs), hipDumpScript)
+	}
 	var header []string
 	var jobs []*clangJob
 	if clangArgs != nil {

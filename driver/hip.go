@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -24,7 +25,11 @@ import (
 // arch and bundles the fat binary; with -fgpu-rdc too the host compile
 // embeds the packaged bitcode instead (-fembed-offload-object, filled in
 // after it) and the program's link stage links, bundles and registers it.
-// The old driver's -fgpu-rdc (an object bundle) goes to clang.
+// The old driver's -fgpu-rdc compile writes an object bundle; its link
+// unbundles each object (host object, per-arch bitcode), links each arch
+// with lld at once, bundles the fat binary, assembles it into an object
+// (HIP's object generator, text offcc writes as clang's driver would) and
+// links the host program.
 type hipBuilder struct{}
 
 func (hipBuilder) bind(p *planner, j *clangJob) error {
@@ -54,6 +59,10 @@ func (hipBuilder) bind(p *planner, j *clangJob) error {
 		// (--emit-fatbin-only, the per-arch device links and the fat
 		// binary of a compile without -fgpu-rdc) or the program's link.
 		return p.bindLink(j)
+	case j.tool == "clang" && j.script != "":
+		return p.bindObjectGenerator(j)
+	case j.tool == "ld":
+		return p.bindHostLink(j)
 	}
 	return unrecognized(j, "offcc's HIP planner does not know the tool %s", j.tool)
 }
@@ -162,6 +171,9 @@ func (p *planner) bindBundle(j *clangJob) error {
 		Target:  target.Target{Triple: p.hostTriple()},
 		Command: append([]string{p.env.self, "offload-bundler"}, j.argv[1:]...), Cost: 0.05,
 	}
+	if slices.Contains(j.argv, "-unbundle") {
+		return p.bindUnbundle(j)
+	}
 	var out string
 	emptyHost, compress := false, false
 	for _, arg := range j.argv[1:] {
@@ -207,6 +219,137 @@ func (p *planner) bindBundle(j *clangJob) error {
 	}
 	steps, args := p.env.steps, append([]string(nil), j.argv[1:]...)
 	a.Run = func(_ context.Context, sh *actions.Shell) error { return steps.bundle(sh, args) }
+	return p.add(j, a)
+}
+
+// bindUnbundle adds the bundler's -unbundle of an -fgpu-rdc object, as an
+// -fgpu-rdc link runs it: LLVM's clang-offload-bundler with clang's
+// command line, writing the host object and one bitcode file per arch.
+func (p *planner) bindUnbundle(j *clangJob) error {
+	a := &actions.Action{
+		Kind: actions.Extract, Offload: p.offload, Tool: "clang-offload-bundler",
+		Target:  target.Target{Triple: p.hostTriple()},
+		Command: append([]string(nil), j.argv...), Cost: 0.02,
+	}
+	for _, arg := range j.argv[1:] {
+		switch {
+		case strings.HasPrefix(arg, "-input="):
+			in, err := p.input(j, strings.TrimPrefix(arg, "-input="))
+			if err != nil {
+				return err
+			}
+			a.Inputs = append(a.Inputs, in)
+		case strings.HasPrefix(arg, "-output="):
+			o, err := p.output(j, strings.TrimPrefix(arg, "-output="))
+			if err != nil {
+				return err
+			}
+			a.Outputs = append(a.Outputs, o)
+		case strings.HasPrefix(arg, "-type="), strings.HasPrefix(arg, "-targets="),
+			arg == "-unbundle", arg == "-allow-missing-bundles", arg == "-verbose", arg == "--verbose":
+		default:
+			return unrecognized(j, "unexpected bundler argument %q", arg)
+		}
+	}
+	if len(a.Inputs) != 1 || len(a.Outputs) == 0 {
+		return unrecognized(j, "an unbundle job without one -input= and -output=")
+	}
+	return p.add(j, a)
+}
+
+// bindObjectGenerator adds what clang's driver does for the fat binary of
+// an -fgpu-rdc HIP link: it writes HIP's object generator (j.script, an
+// assembly file that .incbin's the fat binary) and runs
+// "clang -target T -o OBJ -x assembler FILE.mcin -c". offcc writes the
+// file in an action of its own, naming the fat binary where it is built.
+func (p *planner) bindObjectGenerator(j *clangJob) error {
+	var mcin, out string
+	for i := 1; i < len(j.argv); i++ {
+		switch arg := j.argv[i]; {
+		case arg == "-o" && i+1 < len(j.argv):
+			out = j.argv[i+1]
+			i++
+		case strings.HasSuffix(arg, ".mcin"):
+			mcin = arg
+		}
+	}
+	if mcin == "" || out == "" || !slices.Contains(j.argv, "assembler") {
+		return unrecognized(j, "an object generator job offcc cannot read")
+	}
+	// The fat binary it embeds; none when no input has HIP's -fgpu-rdc
+	// symbols (__hip_fatbin_<CUID>), and the file is only a header.
+	var reads []*actions.Artifact
+	planned := ""
+	if m := regexp.MustCompile(`(?m)^  \.incbin "([^"\\]*)"$`).FindStringSubmatch(j.script); m != nil {
+		fatbin, err := p.input(j, m[1])
+		if err != nil {
+			return err
+		}
+		reads, planned = []*actions.Artifact{fatbin}, m[1]
+	}
+	script, err := p.output(j, mcin)
+	if err != nil {
+		return err
+	}
+	host := target.Target{Triple: p.hostTriple()}
+	text := j.script
+	write := &actions.Action{
+		Kind: actions.Wrap, Offload: p.offload, Target: host, Cost: 0.01,
+		Reads: reads, Outputs: []*actions.Artifact{script},
+	}
+	write.Run = func(_ context.Context, sh *actions.Shell) error {
+		if len(reads) > 0 {
+			// The fat binary's path as the build names it (printing
+			// renames temporaries).
+			text = strings.Replace(text, `"`+planned+`"`, `"`+reads[0].Path+`"`, 1)
+		}
+		return sh.WriteFile(script.Path, []byte(text), 0o666)
+	}
+	if err := p.plan.Graph.Add(write); err != nil {
+		return unrecognized(j, "%v", err)
+	}
+	o, err := p.output(j, out)
+	if err != nil {
+		return err
+	}
+	asm := &actions.Action{
+		Kind: actions.Wrap, Offload: p.offload, Target: host, Tool: "clang", Cost: 0.05,
+		Inputs: []*actions.Artifact{script}, Reads: reads, Outputs: []*actions.Artifact{o},
+		Command: append([]string(nil), j.argv...),
+	}
+	return p.add(j, asm)
+}
+
+// bindHostLink adds the host link clang's driver runs itself (ld), reading
+// the temporaries earlier jobs write and writing the program.
+func (p *planner) bindHostLink(j *clangJob) error {
+	a := &actions.Action{
+		Kind: actions.HostLink, Offload: p.offload, Tool: "ld",
+		Target:  target.Target{Triple: p.hostTriple()},
+		Command: append([]string(nil), j.argv...), Cost: 0.2,
+	}
+	var out string
+	for i := 1; i < len(j.argv); i++ {
+		switch arg := j.argv[i]; {
+		case arg == "-o" && i+1 < len(j.argv):
+			out = j.argv[i+1]
+			i++
+		case p.isTemp(arg):
+			in, err := p.input(j, arg)
+			if err != nil {
+				return err
+			}
+			a.Inputs = append(a.Inputs, in)
+		}
+	}
+	if out == "" {
+		return unrecognized(j, "a host link without -o")
+	}
+	o, err := p.output(j, out)
+	if err != nil {
+		return err
+	}
+	a.Outputs = []*actions.Artifact{o}
 	return p.add(j, a)
 }
 

@@ -13,6 +13,11 @@ type clangJob struct {
 	// tool is the executable's tool name without directory or version
 	// suffix ("clang", "llvm-offload-binary", "ptxas", ...).
 	tool string
+	// script is the text clang's driver writes into the file this job
+	// reads (HIP's object generator, a .mcin assembly file that embeds
+	// the fat binary of an -fgpu-rdc link), as
+	// -fhip-dump-offload-linker-script prints it; "" for other jobs.
+	script string
 }
 
 func newClangJob(argv []string) *clangJob {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -305,7 +306,19 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 func parseHashHashHash(output string, code int) (header []string, jobs []*clangJob, err error) {
 	var messages []string
 	inHeader := true
+	var script []string // HIP's object generator, for the job that reads it
+	inScript := false
 	for _, line := range strings.Split(strings.TrimRight(output, "\n"), "\n") {
+		if line == hipObjectGeneratorHead {
+			inScript = true
+		}
+		if inScript {
+			if isScriptLine(line) {
+				script = append(script, line)
+				continue
+			}
+			inScript = false
+		}
 		switch {
 		case strings.HasPrefix(line, " \""):
 			inHeader = false
@@ -313,7 +326,13 @@ func parseHashHashHash(output string, code int) (header []string, jobs []*clangJ
 			if err != nil || len(argv) == 0 {
 				return nil, nil, fmt.Errorf("cannot read clang's job line: %v", err)
 			}
-			jobs = append(jobs, newClangJob(argv))
+			j := newClangJob(argv)
+			if script != nil && slices.ContainsFunc(argv, func(a string) bool { return strings.HasSuffix(a, ".mcin") }) {
+				j.script, script = strings.Join(script, "\n")+"\n", nil
+			}
+			jobs = append(jobs, j)
+		case strings.Contains(line, "'"+hipDumpScript+"'"):
+			// offcc's own addition (an unused argument in a compile).
 		case line == " (in-process)":
 		case inHeader && !strings.Contains(line, ": error: ") && !strings.Contains(line, ": warning: "):
 			header = append(header, line)
@@ -325,6 +344,26 @@ func parseHashHashHash(output string, code int) (header []string, jobs []*clangJ
 		return nil, nil, &ClangError{Messages: strings.Join(messages, "\n"), Code: code}
 	}
 	return append(header, messages...), jobs, nil
+}
+
+// hipDumpScript makes clang's driver print, under -###, the assembly file
+// it writes for an -fgpu-rdc HIP link (its object generator) and does not
+// write under -###; offcc adds it to HIP plans and writes the file itself.
+const hipDumpScript = "-fhip-dump-offload-linker-script"
+
+// hipObjectGeneratorHead is the first line of that file.
+const hipObjectGeneratorHead = "#       HIP Object Generator"
+
+// isScriptLine reports whether a line of -### output belongs to the object
+// generator's text: comments, indented directives and labels.
+func isScriptLine(line string) bool {
+	switch {
+	case strings.HasPrefix(line, "#"), strings.HasPrefix(line, "  ."):
+		return true
+	case strings.HasSuffix(line, ":") && !strings.ContainsAny(line, " \t\""):
+		return true
+	}
+	return false
 }
 
 // sourcesExist reports whether every file a cached plan's compile jobs

@@ -95,8 +95,7 @@ func TestHIPRegistrationLikeClang(t *testing.T) {
 // TestHIPLLVMBundles: the old driver's -fgpu-rdc compile (an object
 // bundle) and --offload-compress (a zstd bundle) run on offcc's graph,
 // their bundles made by LLVM's clang-offload-bundler, so the objects are
-// clang's byte for byte; the old driver's -fgpu-rdc link (which unbundles
-// objects) goes to clang and says so under -v.
+// clang's byte for byte; so does the old driver's -fgpu-rdc link.
 func TestHIPLLVMBundles(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "compares offcc with clang")
@@ -120,10 +119,43 @@ func TestHIPLLVMBundles(t *testing.T) {
 	}
 	// The link needs a HIP runtime: the stand-in one.
 	cmdSpec{dir: dir, name: refClang, args: args("-shared", "-fPIC", "-o", filepath.Join(dir, "libamdhip64.so"), srcPath(t, "../hip/hipstub.c"))}.mustRun(t)
-	r := cmdSpec{dir: filepath.Join(dir, "offcc"), env: []string{tmp}, name: c.cxx,
-		args: args("-fgpu-rdc", "--hip-link", hipArches, "-v", "k.o", "-shared", "-L"+dir, "-o", "libk.so")}.mustRun(t)
-	if !strings.Contains(r.stderr, "note: handing the command line to clang") {
-		t.Errorf("old-driver -fgpu-rdc link: no note under -v:\n%s", r.stderr)
+	// The old driver's -fgpu-rdc link (unbundle each object, one lld
+	// device link per arch, the fat binary bundled and assembled into an
+	// object, the host link) runs on offcc's graph too: the shared library
+	// and the program are clang's byte for byte, and register the same.
+	outs := map[string]string{}
+	for _, b := range []struct{ name, cc string }{{"clang", refClangXX}, {"offcc", c.cxx}} {
+		bdir := filepath.Join(dir, b.name)
+		for _, tu := range []string{"kernels", "main"} {
+			cmdSpec{dir: bdir, env: []string{tmp}, name: b.cc, args: args(hipFlags(t), "-fgpu-rdc", "-fPIC", "-c", srcPath(t, "../hip/"+tu+".hip"), "-o", tu+".o")}.mustRun(t)
+		}
+		// k.o, from the compressed compile above, has no -fgpu-rdc code:
+		// its link embeds no fat binary.
+		for _, link := range [][]string{{"kernels.o", "-shared", "-o", "libk.so"}, {"k.o", "-shared", "-o", "libnone.so"}, {"kernels.o", "main.o", "-o", "prog"}} {
+			cmd := args("-fgpu-rdc", "--hip-link", hipArches, "-v", link, "-L"+dir, "-lamdhip64")
+			if b.name == "offcc" {
+				cmd = append(cmd, "--no-cache", "--job-trace=link.json")
+			}
+			r := cmdSpec{dir: bdir, env: []string{tmp}, name: b.cc, args: cmd}.mustRun(t)
+			if strings.Contains(r.stderr, "note: handing the command line to clang") {
+				t.Errorf("old-driver -fgpu-rdc link %v went to clang:\n%s", link, r.stderr)
+			}
+		}
+		outs[b.name] = cmdSpec{dir: bdir, env: []string{"LD_LIBRARY_PATH=" + dir}, name: filepath.Join(bdir, "prog")}.mustRun(t).stdout
+	}
+	for _, f := range []string{"libk.so", "libnone.so", "prog"} {
+		a, _ := os.ReadFile(filepath.Join(dir, "clang", f))
+		b, _ := os.ReadFile(filepath.Join(dir, "offcc", f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("old-driver -fgpu-rdc link: offcc's %s (%d bytes) differs from clang's (%d bytes)", f, len(b), len(a))
+		}
+	}
+	if outs["clang"] != outs["offcc"] || !strings.Contains(outs["offcc"], "kernel: module 0 _Z5scalePffi") {
+		t.Errorf("old-driver -fgpu-rdc program: registration differs:\n--- clang\n%s--- offcc\n%s", outs["clang"], outs["offcc"])
+	}
+	links := spans(t, filepath.Join(dir, "offcc", "link.json"), "device-link")
+	if len(links) != 3 || !links[0].overlaps(links[1]) && !links[1].overlaps(links[2]) && !links[0].overlaps(links[2]) {
+		t.Errorf("old-driver -fgpu-rdc link: want 3 device links, some at once: %v", links)
 	}
 }
 
