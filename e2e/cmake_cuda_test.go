@@ -9,66 +9,13 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
-
-// envRequireCUDA names the variable that turns a missing CUDA toolkit from
-// a skip into a failure, like OFFCC_REQUIRE_LLVM for LLVM 22.
-const envRequireCUDA = "OFFCC_REQUIRE_CUDA"
-
-// cudaToolkitDirs are where requireCUDAToolkitForCMake looks for the CUDA
-// toolkit's programs after PATH (Debian's nvidia-cuda-toolkit puts them in
-// /usr/bin and keeps /usr/lib/cuda/bin for the layout clang expects).
-var cudaToolkitDirs = []string{"/usr/lib/cuda/bin", "/usr/local/cuda/bin"}
-
-// requireCUDAToolkitForCMake returns the directory of the CUDA toolkit's
-// programs that a CMake CUDA build with clang (offcc++) runs: nvcc (CMake
-// finds the toolkit through it), ptxas and fatbinary (device code), nvlink
-// (CMake's device link of separable compilation) and cuobjdump (the
-// tests' check). They are looked for on PATH, then in cudaToolkitDirs. A
-// missing one skips the test, or fails it under OFFCC_REQUIRE_CUDA=1.
-// (e2e/cuda_test.go may get a helper like it; the two can be merged.)
-func requireCUDAToolkitForCMake(t testing.TB) string {
-	t.Helper()
-	tools := []string{"nvcc", "ptxas", "fatbinary", "nvlink", "cuobjdump"}
-	dir := ""
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		dir = filepath.Dir(p)
-	} else {
-		for _, d := range cudaToolkitDirs {
-			if fi, err := os.Stat(filepath.Join(d, "ptxas")); err == nil && fi.Mode().IsRegular() {
-				dir = d
-				break
-			}
-		}
-	}
-	var missing []string
-	for _, tool := range tools {
-		if dir == "" {
-			missing = append(missing, tool)
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, tool)); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	if len(missing) > 0 {
-		msg := "the CUDA toolkit is not installed: no " + strings.Join(missing, ", ") +
-			" on PATH or in " + strings.Join(cudaToolkitDirs, ", ")
-		if dir != "" {
-			msg = "the CUDA toolkit in " + dir + " lacks " + strings.Join(missing, ", ")
-		}
-		if os.Getenv(envRequireCUDA) == "1" {
-			t.Fatalf("%s (and %s=1)", msg, envRequireCUDA)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
 
 // cudaArchs are the architectures testdata/cmake-cuda is built for.
 var cudaArchs = []string{"sm_80", "sm_90"}
@@ -77,7 +24,9 @@ var cudaArchs = []string{"sm_80", "sm_90"}
 // toolkit's programs on PATH.
 func newCUDABuild(t testing.TB) *cmakeBuild {
 	t.Helper()
-	toolkit := requireCUDAToolkitForCMake(t)
+	// nvcc (CMake finds the toolkit through it), ptxas, fatbinary, nvlink
+	// (the device link of separable compilation) and cuobjdump.
+	toolkit := filepath.Dir(llvmtest.CUDA(t).Nvcc)
 	b := newCMakeBuildOf(t, "testdata/cmake-cuda")
 	b.env = append(b.env, "PATH="+toolkit+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"LIBRARY_PATH=", "CUDAFLAGS=")
