@@ -481,7 +481,7 @@ func hostLibraries(o *options) ([]string, error) {
 	var out []string
 	for _, it := range o.items {
 		switch it.kind {
-		case itemInput:
+		case itemInput, itemOptionValue:
 			st, err := os.Stat(it.value)
 			if err != nil || st.IsDir() {
 				continue
@@ -542,11 +542,7 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 			if err := sh.WriteFile(p.blob, blob, 0o666); err != nil {
 				return err
 			}
-			abs, err := filepath.Abs(p.blob)
-			if err != nil {
-				return err
-			}
-			wimgs = append(wimgs, wrappedImage{blobPath: abs, blobSize: uint64(len(blob)), imageOffset: off, imageSize: uint64(len(data))})
+			wimgs = append(wimgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 		}
 		return writeModule(sh, irFile, openMPWrapperIR(triple, wimgs), printIR)
 	}

@@ -216,6 +216,7 @@ int main(void) { printf("k=%d\n", krun(14)); return 0; }
 	if !strings.Contains(devLink, "/u-x86_64") {
 		t.Errorf("archive member u.o, whose device code defines a kernel, contributed no image:\n%s", devLink)
 	}
+	sameDryRun(t, dir, append(args, "--dry-run"), stderr)
 	if _, err := os.Stat(exe); err == nil {
 		t.Errorf("--dry-run wrote %s", exe)
 	}
@@ -384,7 +385,7 @@ func TestWrapperObjectTwoImages(t *testing.T) {
 		blob, off := packImage("amdgcn-amd-amdhsa", arch, data)
 		p := filepath.Join(dir, arch+" blob.bin") // a space, to exercise quoting
 		writeFile(t, p, string(blob))
-		imgs = append(imgs, wrappedImage{blobPath: p, blobSize: uint64(len(blob)), imageOffset: off, imageSize: uint64(len(data))})
+		imgs = append(imgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 	}
 	writeFile(t, filepath.Join(dir, "w.ll"), openMPWrapperIR("x86_64-pc-linux-gnu", imgs))
 	clang(t, dir, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", "w.o", "w.ll")

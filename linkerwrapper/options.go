@@ -165,6 +165,12 @@ const (
 	itemRpath
 	itemWholeArchive
 	itemNoWholeArchive
+	// itemOptionValue is the value of a host linker option LLVM's
+	// wrapper does not know ("-dynamic-linker /lib64/ld-linux-x86-64.so.2",
+	// "-m elf_x86_64"): the wrapper takes it for an input file, so a
+	// shared object or archive there joins a CPU device link's libraries
+	// (and is scanned for images). It is not an input of the host link.
+	itemOptionValue
 )
 
 // item is one link-order element of the host command line.
@@ -233,9 +239,11 @@ func parseArgs(args []string) (*options, error) {
 			}
 			o.hostArgs = append(o.hostArgs, arg)
 			if ldSeparateValue[arg] && i+1 < len(args) {
-				// The value is the option's, not an input file.
+				// The value is the option's, not an input file of the
+				// host link; LLVM's wrapper takes it for one, though.
 				i++
 				o.hostArgs = append(o.hostArgs, args[i])
+				o.items = append(o.items, item{itemOptionValue, args[i]})
 				continue
 			}
 			if arg == "-" || !strings.HasPrefix(arg, "-") {
@@ -374,6 +382,7 @@ func (o *options) passThrough(args []string, i *int) {
 		if *i+1 < len(args) {
 			*i++
 			o.hostArgs = append(o.hostArgs, args[*i])
+			o.items = append(o.items, item{itemOptionValue, args[*i]})
 		}
 	case !strings.HasPrefix(arg, "-"):
 		o.items = append(o.items, item{itemInput, arg})

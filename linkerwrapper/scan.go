@@ -81,7 +81,7 @@ func scanInputs(o *options) (*scanResult, error) {
 		case itemNoWholeArchive:
 			whole = false
 			continue
-		case itemInput:
+		case itemInput, itemOptionValue:
 			path = it.value
 		case itemLibrary:
 			p, err := searchLibrary(it.value, o.sysroot, libPaths)

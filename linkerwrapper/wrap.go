@@ -9,11 +9,10 @@ import (
 )
 
 // wrappedImage is one linked device image ready for registration: the blob
-// file holding it re-packed as an OffloadBinary, and where the image bytes
-// lie inside that blob.
+// holding it re-packed as an OffloadBinary, and where the image bytes lie
+// inside that blob.
 type wrappedImage struct {
-	blobPath    string
-	blobSize    uint64
+	blob        []byte
 	imageOffset uint64
 	imageSize   uint64
 }
@@ -26,7 +25,7 @@ func packImage(triple, arch string, data []byte) ([]byte, uint64) {
 	blob := packager.Marshal([]packager.Image{{
 		Kind:    packager.ImageObject,
 		Offload: packager.OffloadOpenMP,
-		Strings: []packager.KeyValue{{Key: "arch", Value: arch}, {Key: "triple", Value: triple}},
+		Strings: []packager.KeyValue{{Key: "triple", Value: triple}, {Key: "arch", Value: arch}},
 		Data:    data,
 	}})
 	// Entry.ImageOffset is at byte 56 of a v1 blob (FORMATS.md §1.3).
@@ -34,25 +33,23 @@ func packImage(triple, arch string, data []byte) ([]byte, uint64) {
 }
 
 // openMPWrapperIR returns the registration module clang-linker-wrapper
-// generates for OpenMP (llvm/lib/Frontend/Offloading/OffloadWrapper.cpp), as
-// LLVM IR text for the host triple; the data layout is left to clang, so
-// the same text serves every ELF host. The blobs are pulled in with module-level inline asm (.incbin) into
-// section .llvm.offloading of type SHT_LLVM_OFFLOADING, so that large images
-// do not pass through the IR.
+// generates for OpenMP (llvm/lib/Frontend/Offloading/OffloadWrapper.cpp,
+// createBinDesc), as LLVM IR text for the host triple; the data layout is
+// left to the code generator, so the same text serves every ELF host. Each
+// blob is an internal constant in section .llvm.offloading (which LLVM
+// gives type SHT_LLVM_OFFLOADING), aligned to 8, named as LLVM names it
+// (.omp_offloading.device_image, then .1, .2, ...), so that the object is
+// the wrapper's byte for byte.
 func openMPWrapperIR(triple string, images []wrappedImage) string {
 	var b strings.Builder
+	size := 8192
+	for _, im := range images {
+		size += 3 * len(im.blob)
+	}
+	b.Grow(size)
 	b.WriteString("; ModuleID = 'offload.wrapper.module'\n")
 	b.WriteString("source_filename = \"offload.wrapper.module\"\n")
-	fmt.Fprintf(&b, "target triple = \"%s\"\n\n", irAsmEscape(triple))
-	for i, im := range images {
-		sym := imageSymbol(i)
-		fmt.Fprintf(&b, "module asm \".pushsection .llvm.offloading,\\22a\\22,@llvm_offloading\"\n")
-		fmt.Fprintf(&b, "module asm \".p2align 3\"\n")
-		fmt.Fprintf(&b, "module asm \"%s:\"\n", sym)
-		fmt.Fprintf(&b, "module asm \".incbin \\22%s\\22\"\n", irAsmEscape(im.blobPath))
-		fmt.Fprintf(&b, "module asm \".size %s, %d\"\n", sym, im.blobSize)
-		fmt.Fprintf(&b, "module asm \".popsection\"\n")
-	}
+	fmt.Fprintf(&b, "target triple = \"%s\"\n", irAsmEscape(triple))
 	b.WriteString(`
 %struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }
 %__tgt_device_image = type { ptr, ptr, ptr, ptr }
@@ -63,8 +60,9 @@ func openMPWrapperIR(triple string, images []wrappedImage) string {
 @__dummy.llvm_offload_entries = internal constant [0 x %struct.__tgt_offload_entry] zeroinitializer, section "llvm_offload_entries", align 8
 @llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.llvm_offload_entries], section "llvm.metadata"
 `)
-	for i := range images {
-		fmt.Fprintf(&b, "@%s = external dso_local constant [0 x i8]\n", imageSymbol(i))
+	for i, im := range images {
+		fmt.Fprintf(&b, "@%s = internal unnamed_addr constant [%d x i8] c\"%s\", section \".llvm.offloading\", align 8\n",
+			imageSymbol(i), len(im.blob), irString(im.blob))
 	}
 	fmt.Fprintf(&b, "@.omp_offloading.device_images = internal unnamed_addr constant [%d x %%__tgt_device_image] [", len(images))
 	for i, im := range images {
@@ -101,8 +99,14 @@ declare void @__tgt_unregister_lib(ptr)
 	return b.String()
 }
 
-// imageSymbol names the local assembler symbol at the start of blob i.
-func imageSymbol(i int) string { return fmt.Sprintf(".omp_offloading.device_image.%d", i) }
+// imageSymbol names blob i as LLVM does: its second global of the same
+// name gets ".1", and so on.
+func imageSymbol(i int) string {
+	if i == 0 {
+		return ".omp_offloading.device_image"
+	}
+	return fmt.Sprintf(".omp_offloading.device_image.%d", i)
+}
 
 // irAsmEscape escapes s for a quoted assembler string inside an IR
 // "module asm" string: backslashes and quotes for the assembler, then for
