@@ -51,7 +51,7 @@ func (l *linkPlan) hipFatbin(devs []*deviceLink, out *actions.Artifact) *actions
 }
 
 // fatbinWrapActions plans the registration of a HIP or CUDA fat binary: an
-// in-process action writing the registration module, and the clang command
+// in-process action writing the registration module, and the llc command
 // that compiles it.
 func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime) (wrap, compile *actions.Action) {
 	offload := actions.HIP
@@ -60,7 +60,6 @@ func (l *linkPlan) fatbinWrapActions(fatbin *actions.Artifact, rt fatbinRuntime)
 	}
 	wrap, compile = l.wrapperActions(offload)
 	wrap.Inputs = []*actions.Artifact{fatbin}
-	compile.Reads = []*actions.Artifact{fatbin}
 	printIR, triple, path, irFile := l.o.printWrapped, l.o.hostTriple, fatbin.Path, wrap.Outputs[0].Path
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
 		data, err := os.ReadFile(path)

@@ -248,7 +248,7 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 				wrap, compile = l.fatbinWrapActions(fb.Outputs[0], cudaRuntime)
 			}
 		default:
-			wrap, compile, err = l.wrapActions(devs[kind])
+			wrap, compile = l.wrapActions(devs[kind])
 		}
 		if err != nil {
 			return nil, err
@@ -511,49 +511,38 @@ func hostLibraries(o *options) ([]string, error) {
 }
 
 // wrapActions plans the OpenMP wrapping: an in-process action that
-// re-packs the linked images and writes the registration module, and the
-// clang command that compiles it into the wrapper object placed first in
-// the host link.
-func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Action, err error) {
+// re-packs the linked images and writes the registration module (the
+// packed images are constants in it, as in clang-linker-wrapper, which
+// writes no file for them either), and the llc command that compiles it
+// into the wrapper object placed first in the host link.
+func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Action) {
 	wrap, compile = l.wrapperActions(actions.OpenMP)
-	type packed struct {
-		triple, arch string
-		img, blob    string
-	}
-	var ps []packed
+	type linked struct{ triple, arch, img string }
+	var ls []linked
 	for _, d := range devs {
-		b := l.tempName(strings.TrimSuffix(filepath.Base(d.link.Outputs[0].Path), ".img")+".offload", "bin")
-		if l.o.saveTemps {
-			b = l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(d.g.id.Triple), d.arch), "offload")
-		}
 		wrap.Inputs = append(wrap.Inputs, d.link.Outputs[0])
-		wrap.Outputs = append(wrap.Outputs, actions.NewArtifact(b))
-		ps = append(ps, packed{d.g.id.Triple, d.arch, d.link.Outputs[0].Path, b})
+		ls = append(ls, linked{d.g.id.Triple, d.arch, d.link.Outputs[0].Path})
 	}
 	printIR, triple, irFile := l.o.printWrapped, l.o.hostTriple, wrap.Outputs[0].Path
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
 		var wimgs []wrappedImage
-		for _, p := range ps {
-			data, err := os.ReadFile(p.img)
+		for _, d := range ls {
+			data, err := os.ReadFile(d.img)
 			if err != nil {
 				return err
 			}
-			blob, off := packImage(p.triple, p.arch, data)
-			if err := sh.WriteFile(p.blob, blob, 0o666); err != nil {
-				return err
-			}
+			blob, off := packImage(d.triple, d.arch, data)
 			wimgs = append(wimgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 		}
 		return writeModule(sh, irFile, openMPWrapperIR(triple, wimgs), printIR)
 	}
-	compile.Reads = wrap.Outputs[1:]
-	return wrap, compile, nil
+	return wrap, compile
 }
 
 // wrapperActions returns the two actions of a registration module for
-// offload: wrap, in-process, writes the module as LLVM IR text (its first
+// offload: wrap, in-process, writes the module as LLVM IR text (its
 // output; the caller adds its inputs and Run), and compile compiles it with
-// clang into the object placed first in the host link. The files are named
+// llc into the object placed first in the host link. The files are named
 // <output>.<kind>.image.wrapper, as clang-linker-wrapper names them.
 func (l *linkPlan) wrapperActions(offload actions.OffloadKind) (wrap, compile *actions.Action) {
 	prefix := l.outBase + "." + offload.String() + ".image.wrapper"

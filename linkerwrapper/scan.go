@@ -164,11 +164,7 @@ func scanInputs(o *options) (*scanResult, error) {
 		}
 	}
 
-	extracted, err := extractArchived(res.images, archived, o.shouldExtract)
-	if err != nil {
-		return nil, err
-	}
-	for _, im := range extracted {
+	for _, im := range extractArchived(res.images, archived, o.shouldExtract) {
 		if im.unreadable {
 			res.unreadable = append(res.unreadable, im.source+" ("+im.triple+" "+im.arch+")")
 			continue
@@ -250,7 +246,7 @@ type archivedImage struct {
 // to its own target and each compatible one that a regular input has, in
 // order, and a pass restarts after an extraction. Images whose arch
 // --should-extract names are taken whatever they define.
-func extractArchived(regular, archived []deviceImage, shouldExtract map[string]bool) ([]archivedImage, error) {
+func extractArchived(regular, archived []deviceImage, shouldExtract map[string]bool) []archivedImage {
 	var ids []target.Target
 	tables := map[target.Target]symbolTable{}
 	compatible := func(id target.Target) []target.Target {
@@ -319,7 +315,7 @@ func extractArchived(regular, archived []deviceImage, shouldExtract map[string]b
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // objectImages returns the offload images embedded in the ELF object data.
