@@ -6,9 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/offcc/offcc/toolchain"
 	"io"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -66,7 +66,7 @@ func (e *ExitError) Error() string {
 	// NVPTX::Assembler of -ccc-print-bindings.
 	what := e.Action.ToolName()
 	if len(e.Action.Command) > 0 {
-		what = filepath.Base(e.Action.Command[0])
+		what = toolchain.ToolName(e.Action.Command[0])
 	}
 	switch k := e.Action.Kind; {
 	case k.InLinkStage():

@@ -280,7 +280,7 @@ func (p *planner) bindObjectGenerator(j *clangJob) error {
 	// symbols (__hip_fatbin_<CUID>), and the file is only a header.
 	var reads []*actions.Artifact
 	planned := ""
-	if m := regexp.MustCompile(`(?m)^  \.incbin "([^"\\]*)"$`).FindStringSubmatch(j.script); m != nil {
+	if m := incbinLine.FindStringSubmatch(j.script); m != nil {
 		fatbin, err := p.input(j, m[1])
 		if err != nil {
 			return err
@@ -292,12 +292,12 @@ func (p *planner) bindObjectGenerator(j *clangJob) error {
 		return err
 	}
 	host := target.Target{Triple: p.hostTriple()}
-	text := j.script
 	write := &actions.Action{
 		Kind: actions.Wrap, Offload: p.offload, Target: host, Cost: 0.01,
 		Reads: reads, Outputs: []*actions.Artifact{script},
 	}
 	write.Run = func(_ context.Context, sh *actions.Shell) error {
+		text := j.script
 		if len(reads) > 0 {
 			// The fat binary's path as the build names it (printing
 			// renames temporaries).
@@ -319,6 +319,9 @@ func (p *planner) bindObjectGenerator(j *clangJob) error {
 	}
 	return p.add(j, asm)
 }
+
+// incbinLine finds the fat binary an object generator embeds.
+var incbinLine = regexp.MustCompile(`(?m)^  \.incbin "([^"\\]*)"$`)
 
 // bindHostLink adds the host link clang's driver runs itself (ld), reading
 // the temporaries earlier jobs write and writing the program.
