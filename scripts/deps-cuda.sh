@@ -25,22 +25,12 @@ if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 	exit 1
 fi
 
-# enable_deb822 FILE: add contrib and non-free to each stanza of a deb822
-# sources file whose Components list has main (Debian's own archives).
-enable_deb822() {
+# rewrite FILE AWK: replaces FILE by what the awk program makes of it, when
+# that differs, keeping its mode, and says so.
+rewrite() {
 	local f=$1 tmp
 	tmp=$(mktemp "$f.XXXXXX")
-	awk '
-	/^Components:/ {
-		line = $0
-		if (line ~ /(^|[ \t])main([ \t]|$)/) {
-			if (line !~ /(^|[ \t])contrib([ \t]|$)/) line = line " contrib"
-			if (line !~ /(^|[ \t])non-free([ \t]|$)/) line = line " non-free"
-		}
-		print line
-		next
-	}
-	{ print }' "$f" >"$tmp"
+	awk "$2" "$f" >"$tmp"
 	if cmp -s "$f" "$tmp"; then
 		rm -f "$tmp"
 	else
@@ -50,35 +40,32 @@ enable_deb822() {
 	fi
 }
 
-# enable_oneline FILE: the same for "deb URI SUITE main ..." lines.
-enable_oneline() {
-	local f=$1 tmp
-	tmp=$(mktemp "$f.XXXXXX")
-	awk '
-	/^[ \t]*deb(-src)?[ \t]/ && / main([ \t]|$)/ {
-		line = $0
-		sub(/[ \t]*#.*$/, "", line)
-		if (line !~ /[ \t]contrib([ \t]|$)/) line = line " contrib"
-		if (line !~ /[ \t]non-free([ \t]|$)/) line = line " non-free"
-		print line
-		next
-	}
-	{ print }' "$f" >"$tmp"
-	if cmp -s "$f" "$tmp"; then
-		rm -f "$tmp"
-	else
-		chmod --reference="$f" "$tmp"
-		mv "$tmp" "$f"
-		echo "deps-cuda: enabled contrib non-free in $f"
-	fi
+# The deb822 format: each stanza whose Components list has main (Debian's
+# own archives) gets contrib and non-free. (awk programs: no shell expansion.)
+# shellcheck disable=SC2016
+deb822='
+/^Components:/ && / main([ \t]|$)/ {
+	if ($0 !~ /[ \t]contrib([ \t]|$)/) $0 = $0 " contrib"
+	if ($0 !~ /[ \t]non-free([ \t]|$)/) $0 = $0 " non-free"
 }
+{ print }'
+
+# The one-line format: the same for "deb URI SUITE main ..." lines.
+# shellcheck disable=SC2016
+oneline='
+/^[ \t]*deb(-src)?[ \t]/ && / main([ \t]|$)/ {
+	sub(/[ \t]*#.*$/, "")
+	if ($0 !~ /[ \t]contrib([ \t]|$)/) $0 = $0 " contrib"
+	if ($0 !~ /[ \t]non-free([ \t]|$)/) $0 = $0 " non-free"
+}
+{ print }'
 
 shopt -s nullglob
 for f in /etc/apt/sources.list.d/*.sources; do
-	enable_deb822 "$f"
+	rewrite "$f" "$deb822"
 done
 for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-	[ -f "$f" ] && enable_oneline "$f"
+	[ -f "$f" ] && rewrite "$f" "$oneline"
 done
 
 export DEBIAN_FRONTEND=noninteractive
