@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -228,17 +229,25 @@ func TestCUDALinkRDCLikeClang(t *testing.T) {
 
 	stub := t.TempDir()
 	cudartStub(t, stub)
+	sameRegistration(t, root, stub, "", "fatbin: magic=0x466243b1 version=1", "kernel: module 0 _Z5applyPfi", "kernel: module 0 _Z5resetv",
+		"var: module 0 hits size=4", "end: module 0", "launched apply", "unregister: module 0")
+}
+
+// sameRegistration runs dir/clang/prog and dir/offcc/prog against the
+// stand-in CUDA runtime in stub and fails unless both print the same, and
+// offcc's prints each of want. what names the build in messages.
+func sameRegistration(t *testing.T, dir, stub, what string, want ...string) {
+	t.Helper()
 	runs := map[string]string{}
 	for _, who := range []string{"clang", "offcc"} {
-		runs[who] = cmdSpec{dir: root, env: []string{"LD_LIBRARY_PATH=" + stub}, name: filepath.Join(root, who, "prog")}.mustRun(t).stdout
+		runs[who] = cmdSpec{dir: dir, env: []string{"LD_LIBRARY_PATH=" + stub}, name: filepath.Join(dir, who, "prog")}.mustRun(t).stdout
 	}
 	if runs["clang"] != runs["offcc"] {
-		t.Errorf("offcc's program registers\n%s\nclang's\n%s", runs["offcc"], runs["clang"])
+		t.Errorf("%soffcc's program registers\n%s\nclang's\n%s", what, runs["offcc"], runs["clang"])
 	}
-	for _, want := range []string{"fatbin: magic=0x466243b1 version=1", "kernel: module 0 _Z5applyPfi", "kernel: module 0 _Z5resetv",
-		"var: module 0 hits size=4", "end: module 0", "launched apply", "unregister: module 0"} {
-		if !strings.Contains(runs["offcc"], want) {
-			t.Errorf("the program's output lacks %q:\n%s", want, runs["offcc"])
+	for _, w := range want {
+		if !strings.Contains(runs["offcc"], w) {
+			t.Errorf("%sthe program's output lacks %q:\n%s", what, w, runs["offcc"])
 		}
 	}
 }
@@ -257,18 +266,8 @@ func TestCUDALinkLikeClang(t *testing.T) {
 		dir := t.TempDir()
 		sameOutputs(t, dir, c, []string{tmp}, args(driver, "--offload-arch=sm_80,sm_90", "-O2",
 			"-x", "cuda", cudaToolkitSrc(t, "kernels.cu"), "-x", "c++", cudaToolkitSrc(t, "launch_main.cpp"), "-lcudart", "-o", "prog"))
-		runs := map[string]string{}
-		for _, who := range []string{"clang", "offcc"} {
-			runs[who] = cmdSpec{dir: dir, env: []string{"LD_LIBRARY_PATH=" + stub}, name: filepath.Join(dir, who, "prog")}.mustRun(t).stdout
-		}
-		if runs["clang"] != runs["offcc"] {
-			t.Errorf("%v: offcc's program registers\n%s\nclang's\n%s", driver, runs["offcc"], runs["clang"])
-		}
-		for _, want := range []string{"kernel: module 0 _Z4wavePffi", "kernel: module 0 _Z4fillIdEvPT_S0_i", "var: module 0 counter size=4", "var: module 0 coef size=16", "launched"} {
-			if !strings.Contains(runs["offcc"], want) {
-				t.Errorf("%v: the program's output lacks %q:\n%s", driver, want, runs["offcc"])
-			}
-		}
+		sameRegistration(t, dir, stub, fmt.Sprintf("%v: ", driver), "kernel: module 0 _Z4wavePffi", "kernel: module 0 _Z4fillIdEvPT_S0_i",
+			"var: module 0 counter size=4", "var: module 0 coef size=16", "launched")
 	}
 }
 
