@@ -468,6 +468,21 @@ func waitRunning(t testing.TB, c compiler, srv *redistest.Server, build <-chan f
 	return ""
 }
 
+// signalMidBuild starts the only worker, name, and the heavy TU's build
+// through the farm of srv, and sends the worker sig once it runs one of
+// the build's jobs; it returns the worker and what startHeavyBuild does.
+func signalMidBuild(t *testing.T, c compiler, srv *redistest.Server, name string, sig syscall.Signal) (*farmWorker, []byte, *farmBuild, <-chan farmOutcome, time.Time) {
+	t.Helper()
+	w := startWorker(t, c, srv.URL, name)
+	waitWorkers(t, c, srv.URL, name)
+	want, b, done, start := startHeavyBuild(t, c, srv, name)
+	if err := w.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v %v into the build", sig, time.Since(start))
+	return w, want, b, done, start
+}
+
 // startHeavyBuild starts the heavy TU's build through the farm of srv and
 // returns once one of the named workers runs one of its jobs, with the
 // local build's object, the build, its outcome and its start time.
@@ -553,13 +568,7 @@ func TestFarmWorkerKilled(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "the build farm is offcc's")
 	srv := redistest.Start(t)
-	w := startWorker(t, c, srv.URL, "victim")
-	waitWorkers(t, c, srv.URL, "victim")
-	want, b, done, start := startHeavyBuild(t, c, srv, "victim")
-	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("worker killed %v into the build", time.Since(start))
+	_, want, b, done, start := signalMidBuild(t, c, srv, "victim", syscall.SIGKILL)
 	r := mustSucceed(t, <-done)
 	t.Logf("build: %v", time.Since(start))
 	sameBytes(t, "the object built with its worker killed", b.obj(), want)
@@ -973,13 +982,7 @@ func TestFarmWorkerDrains(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "the build farm is offcc's")
 	srv := redistest.Start(t)
-	w := startWorker(t, c, srv.URL, "drainer")
-	waitWorkers(t, c, srv.URL, "drainer")
-	want, b, done, start := startHeavyBuild(t, c, srv, "drainer")
-	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("SIGTERM %v into the build", time.Since(start))
+	w, want, b, done, start := signalMidBuild(t, c, srv, "drainer", syscall.SIGTERM)
 	// It says it drains (the announcement may lag by a moment).
 	time.Sleep(300 * time.Millisecond)
 	if info, ok := farmStatus(t, c, srv.URL).worker("drainer"); ok && info.Running > 0 && !info.Draining {

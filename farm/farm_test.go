@@ -33,6 +33,19 @@ func farmSetup(t *testing.T) (*redistest.Server, *redisstore.Store, string) {
 	return srv, store, clang
 }
 
+// clientWithWorker starts a redis-server with one worker, w1, and returns
+// its store, LLVM 22's clang and a client (closed when the test ends) that
+// sees the worker's slot.
+func clientWithWorker(t *testing.T) (*redisstore.Store, string, *Client) {
+	t.Helper()
+	srv, store, clang := farmSetup(t)
+	startWorker(t, srv, clang, "w1")
+	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	t.Cleanup(c.Close)
+	waitSlots(t, c, 1)
+	return store, clang, c
+}
+
 // startWorker runs an in-process worker until the test ends.
 func startWorker(t *testing.T, srv *redistest.Server, clang, name string) *Worker {
 	t.Helper()
@@ -101,12 +114,8 @@ func waitSlots(t *testing.T, c *Client, n int) {
 // with __has_include, runs on a worker and writes the object and
 // dependency file a local run writes, byte for byte.
 func TestRoundTrip(t *testing.T) {
-	srv, store, clang := farmSetup(t)
-	startWorker(t, srv, clang, "w1")
+	store, clang, c := clientWithWorker(t)
 	dir := t.TempDir()
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
-	defer c.Close()
-	waitSlots(t, c, 1)
 
 	localOut := filepath.Join(dir, "local.o")
 	la := deviceCompile(t, clang, dir, localOut)
@@ -186,11 +195,7 @@ func TestNoWorkerTakesIt(t *testing.T) {
 // TestRefusedJobRunsLocally: a job the client cannot ship whole is never
 // sent.
 func TestRefusedJobRunsLocally(t *testing.T) {
-	srv, store, clang := farmSetup(t)
-	startWorker(t, srv, clang, "w1")
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
-	defer c.Close()
-	waitSlots(t, c, 1)
+	_, clang, c := clientWithWorker(t)
 	dir := t.TempDir()
 	a := deviceCompile(t, clang, dir, filepath.Join(dir, "x.o"))
 	a.Command = append(a.Command, "-fprofile-instrument-use=clang", "-fprofile-instrument-use-path=/etc/hostname")
@@ -276,11 +281,7 @@ func TestSlotsShareTheFarm(t *testing.T) {
 // scanner cannot resolve, is found by clang's own preprocessor pass and
 // shipped: the worker's object is the local one.
 func TestComputedInclude(t *testing.T) {
-	srv, store, clang := farmSetup(t)
-	startWorker(t, srv, clang, "w1")
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
-	defer c.Close()
-	waitSlots(t, c, 1)
+	_, clang, c := clientWithWorker(t)
 	dir := t.TempDir()
 	compile := func(out string) *actions.Action {
 		a := deviceCompile(t, clang, dir, out)
