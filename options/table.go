@@ -1,0 +1,275 @@
+package options
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ValueKind says what an option's value names, for the parts of offcc that
+// must know which files a command reads and writes.
+type ValueKind uint8
+
+// The kinds of option values.
+const (
+	// NoValue is a flag's, or a value offcc has not classified: a
+	// setting that names nothing on disk as far as offcc knows.
+	NoValue ValueKind = iota
+	// Name is a setting, number, name or spelling: it names no file.
+	Name
+	// ReadFile is a file the tool reads.
+	ReadFile
+	// WriteFile is a file the tool writes.
+	WriteFile
+	// SearchDir is a directory the tool searches (headers, libraries).
+	SearchDir
+	// WriteDir is a directory the tool writes into.
+	WriteDir
+	// Plugin is code the tool loads into itself.
+	Plugin
+	// Program is a program the tool runs.
+	Program
+	// Macro is a preprocessor macro definition or name (-D, -U).
+	Macro
+	// Forward is an argument for another tool or layer (-Xclang,
+	// -mllvm, -Wl,): what it does is read from its own table.
+	Forward
+)
+
+var valueKindNames = [...]string{NoValue: "none", Name: "name", ReadFile: "file read", WriteFile: "file written",
+	SearchDir: "directory searched", WriteDir: "directory written", Plugin: "plugin", Program: "program run",
+	Macro: "macro", Forward: "forwarded arguments"}
+
+// String describes the value kind.
+func (v ValueKind) String() string {
+	if int(v) < len(valueKindNames) {
+		return valueKindNames[v]
+	}
+	return "ValueKind(?)"
+}
+
+// IsPath reports whether values of this kind name files or directories.
+func (v ValueKind) IsPath() bool {
+	switch v {
+	case ReadFile, WriteFile, SearchDir, WriteDir, Plugin, Program:
+		return true
+	}
+	return false
+}
+
+// Option is one option of a Table: its record, what offcc knows of its
+// value, and what offcc may do with a command line that has it.
+type Option struct {
+	Record
+	// Value is what the option's value names.
+	Value ValueKind
+	// Uncacheable, when not "", is why a job with this option cannot be
+	// cached: its outputs are not a function of its inputs, or it writes
+	// files the plan does not know. It is what offcc counts.
+	Uncacheable string
+	// NoRemote, when not "", is why a job with this option never runs on
+	// a farm worker.
+	NoRemote string
+
+	alias *Option
+	group *Option
+	table *Table
+}
+
+// Alias returns the option this one is an alias of, or nil.
+func (o *Option) Alias() *Option { return o.alias }
+
+// Unaliased returns the option an alias stands for, or o itself.
+func (o *Option) Unaliased() *Option {
+	for o.alias != nil {
+		o = o.alias
+	}
+	return o
+}
+
+// Is reports whether o is the option id (after resolving aliases), as
+// llvm::opt::Option::matches.
+func (o *Option) Is(id string) bool {
+	return o != nil && o.Unaliased().ID == id
+}
+
+// InGroup reports whether o, or the option it aliases, belongs to the
+// group id, directly or through the groups above its own.
+func (o *Option) InGroup(id string) bool {
+	if o == nil {
+		return false
+	}
+	for g := o.Unaliased().group; g != nil; g = g.group {
+		if g.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// RenderStyle is how clang writes an argument back out
+// (llvm::opt::Option::getRenderStyle).
+type RenderStyle uint8
+
+// The render styles.
+const (
+	RenderValuesStyle RenderStyle = iota
+	RenderCommaJoinedStyle
+	RenderJoinedStyle
+	RenderSeparateStyle
+)
+
+// RenderStyle returns how arguments of o are rendered.
+func (o *Option) RenderStyle() RenderStyle {
+	switch {
+	case o.Flags&RenderJoined != 0:
+		return RenderJoinedStyle
+	case o.Flags&RenderSeparate != 0:
+		return RenderSeparateStyle
+	}
+	switch o.Kind {
+	case Group, Input, Unknown:
+		return RenderValuesStyle
+	case Joined, JoinedAndSeparate:
+		return RenderJoinedStyle
+	case CommaJoined:
+		return RenderCommaJoinedStyle
+	}
+	return RenderSeparateStyle
+}
+
+// Table is one tool's options as its option parser sees them: the options
+// of one visibility, searched in the tool's order.
+type Table struct {
+	// Tool names the command lines the table reads ("clang", "clang -cc1",
+	// "ld.lld"), for messages.
+	Tool string
+	// Visibility selects the options the tool accepts.
+	Visibility Visibility
+	// DashDashInputs makes "--" end the options (lld); clang's driver
+	// reads "--" as its own option.
+	DashDashInputs bool
+
+	all      []*Option // every option, in the table's order
+	byID     map[string]*Option
+	byName   map[string][]int // visible options by name, as indexes into all
+	prefixes []string         // every prefix, longest first
+	input    *Option
+	unknown  *Option
+}
+
+// newTable builds a table from records in the tool's search order, with
+// the semantics sem (by ID) laid over them.
+func newTable(tool string, vis Visibility, recs []Record, sem map[string]Semantics) *Table {
+	t := &Table{Tool: tool, Visibility: vis, byID: map[string]*Option{}, byName: map[string][]int{}}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		o := &Option{Record: r, table: t}
+		if s, ok := sem[r.ID]; ok {
+			o.Value, o.Uncacheable, o.NoRemote = s.Value, s.Uncacheable, s.NoRemote
+		}
+		t.all = append(t.all, o)
+		t.byID[r.ID] = o
+		switch r.Kind {
+		case Input:
+			t.input = o
+		case Unknown:
+			t.unknown = o
+		}
+		if r.Kind == Group || r.Kind == Input || r.Kind == Unknown || r.Visibility&vis == 0 {
+			continue
+		}
+		t.byName[r.Name] = append(t.byName[r.Name], len(t.all)-1)
+		for _, p := range r.Prefixes {
+			if !seen[p] {
+				seen[p] = true
+				t.prefixes = append(t.prefixes, p)
+			}
+		}
+	}
+	for _, o := range t.all {
+		if o.Record.Alias != "" {
+			o.alias = t.byID[o.Record.Alias]
+		}
+		if o.Record.Group != "" {
+			o.group = t.byID[o.Record.Group]
+		}
+	}
+	if t.input == nil {
+		t.input = &Option{Record: Record{Name: "<input>", ID: "INPUT", Kind: Input}, table: t}
+	}
+	if t.unknown == nil {
+		t.unknown = &Option{Record: Record{Name: "<unknown>", ID: "UNKNOWN", Kind: Unknown}, table: t}
+	}
+	sort.Slice(t.prefixes, func(i, j int) bool { return len(t.prefixes[i]) > len(t.prefixes[j]) })
+	return t
+}
+
+// Lookup returns the option with the table's identifier id, or nil.
+func (t *Table) Lookup(id string) *Option { return t.byID[id] }
+
+// Options returns every option of the table the tool accepts, in the
+// table's order.
+func (t *Table) Options() []*Option {
+	var out []*Option
+	for _, o := range t.all {
+		if o.Kind != Group && o.Kind != Input && o.Kind != Unknown && o.Visibility&t.Visibility != 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Semantics is what offcc knows of an option beyond its tool's table.
+type Semantics struct {
+	Value       ValueKind
+	Uncacheable string
+	NoRemote    string
+}
+
+var (
+	clangOnce                      sync.Once
+	clangDriver, clangCC1, clangAs *Table
+)
+
+func initClang() {
+	clangDriver = newTable("clang", DefaultVis, clangRecords, clangSemantics)
+	clangCC1 = newTable("clang -cc1", CC1Option, clangRecords, clangSemantics)
+	clangAs = newTable("clang -cc1as", CC1AsOption, clangRecords, clangSemantics)
+}
+
+// ClangDriver returns clang's driver options (gcc mode).
+func ClangDriver() *Table { clangOnce.Do(initClang); return clangDriver }
+
+// ClangCC1 returns the options of clang -cc1.
+func ClangCC1() *Table { clangOnce.Do(initClang); return clangCC1 }
+
+// ClangCC1As returns the options of clang -cc1as, the integrated assembler.
+func ClangCC1As() *Table { clangOnce.Do(initClang); return clangAs }
+
+// MissingValueError is an option at the end of a command line that lacks
+// the values it takes, reported as clang reports it.
+type MissingValueError struct {
+	Spelling string
+	Index    int
+	Count    int
+}
+
+func (e *MissingValueError) Error() string {
+	s := "s"
+	if e.Count == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("argument to '%s' is missing (expected %d value%s)", e.Spelling, e.Count, s)
+}
+
+// hasPrefixIn reports whether s starts with one of the table's prefixes.
+func (t *Table) hasPrefixIn(s string) bool {
+	for _, p := range t.prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
