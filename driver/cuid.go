@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/offcc/offcc/options"
 )
 
 // This file recomputes the compilation unit ID (CUID) that clang 22's driver
@@ -32,34 +34,53 @@ import (
 // links (no -c, -S or -E), Driver::handleArguments appends `-dumpdir <out>-`
 // where <out> is the last -o value, or "a" (the stem of a.out).
 //
-// Arg::getAsString (llvm/lib/Option/Arg.cpp) renders Flag, Joined and
-// CommaJoined options, and aliases, as they were typed, but Separate and
-// JoinedOrSeparate options as two words: -DFOO and -D FOO both hash as
-// "-D FOO". Which option an argument is, and so how it renders and whether
-// it takes the next argument as its value, is in clang's option table, which
-// offcc does not have; cuidOptions keeps the few options whose kind was
-// checked against clang 22, and any other argument makes clangCUID give up.
+// Before that, Driver::TranslateInputArgs rewrites a few arguments:
+// -Wl, and -Xlinker values --no-demangle become -Z-Xlinker-no-demangle
+// (the other values one -Xlinker each), -Wp,-MD,FILE becomes -MD -MF FILE,
+// -lstdc++ (without -nostdlib, -nodefaultlibs or -nostdlib++) and
+// -lcc_kext become -Z-reserved-lib-*, and the values of "--" become inputs.
+//
+// Arg::getAsString (llvm/lib/Option/Arg.cpp) renders each argument by its
+// option's kind and flags (see options.Arg.String): -DFOO and -D FOO both
+// hash as "-D FOO", an alias renders as typed. Which option an argument
+// is comes from clang's own option table (package options), so every
+// argument clang accepts has its CUID; an argument clang rejects (unknown,
+// or missing its value) fails clang's own planning first.
 
 // clangCUID returns the CUID clang 22 computes for the CUDA or HIP source
 // input (as spelled on the command line) when its driver runs with args
 // (the arguments after argv[0], inputs included, as clang's driver sees
 // them: clang++ adds --driver-mode=g++ in front). It returns "" when it
-// cannot be sure: an argument it does not know, a response file, -fuse-cuid=
-// other than hash, or input not among the inputs. It does not see clang's
-// configuration files or CCC_OVERRIDE_OPTIONS, whose arguments clang hashes
-// too; a caller must not use it where those apply.
+// cannot be sure: a command line clang rejects, a response file it could
+// not read, -fuse-cuid= other than hash, an --offload-arch clang resolves
+// by running a tool (native), or input not among the inputs. It does not
+// see clang's configuration files or CCC_OVERRIDE_OPTIONS, whose arguments
+// clang hashes too; a caller must not use it where those apply.
 func clangCUID(input string, args []string) string {
-	cl, ok := parseCUIDArgs(args)
+	parsed, err := options.ClangDriver().Parse(args)
+	if err != nil {
+		return ""
+	}
+	id, _ := cuidOfArgs(input, parsed)
+	return id
+}
+
+// cuidOfArgs is clangCUID over a parsed command line. random reports
+// -fuse-cuid=random: any ID clang's driver prints is as good as another.
+func cuidOfArgs(input string, args []*options.Arg) (id string, random bool) {
+	cl, ok := readCUIDArgs(args)
 	if !ok || !slices.Contains(cl.inputs, input) {
-		return ""
+		return "", false
 	}
-	if cl.fixed != "" {
-		return cl.fixed // -cuid=<id> wins over any -fuse-cuid=
+	switch {
+	case cl.fixed != "":
+		return cl.fixed, false // -cuid=<id> wins over any -fuse-cuid=
+	case cl.method == "random":
+		return "", true
+	case cl.method != "" && cl.method != "hash":
+		return "", false
 	}
-	if cl.method != "" && cl.method != "hash" {
-		return ""
-	}
-	return strconv.FormatUint(md5Low(input, cl.hashed()), 16)
+	return strconv.FormatUint(md5Low(input, cl.hashed()), 16), false
 }
 
 // md5Low returns llvm::MD5Result::low() of the MD5 of first followed by rest:
@@ -106,168 +127,100 @@ func (cl *cuidCommandLine) hashed() []string {
 	return out
 }
 
-// cuidStyle is how clang renders an option for the hash.
-type cuidStyle int
-
-const (
-	// cuidAsTyped is a Flag, a Joined or CommaJoined option, or an alias:
-	// rendered as typed. For a prefix its value must not be empty.
-	cuidAsTyped cuidStyle = iota
-	// cuidSeparate is a Separate or JoinedOrSeparate option: rendered as
-	// its spelling, a space and its value, however it was typed.
-	cuidSeparate
-	// cuidJoinedOrSeparate is cuidSeparate that may also be typed joined
-	// (-DFOO), because no longer clang option starts with its spelling.
-	cuidJoinedOrSeparate
-)
-
-// cuidOption is one row of cuidOptions.
-type cuidOption struct {
-	style  cuidStyle
-	prefix bool // the spelling is followed by a value (-std=c++17)
-}
-
-// cuidOptions are the driver options whose kind in clang 22's table was
-// checked, by spelling. Spellings ending in = and -Wno- are prefixes.
-var cuidOptions = map[string]cuidOption{
-	// Flags.
-	"-c": {}, "-S": {}, "-E": {}, "-v": {}, "-###": {}, "-w": {}, "-g": {}, "-g0": {},
-	"-O": {}, "-O0": {}, "-O1": {}, "-O2": {}, "-O3": {}, "-Os": {}, "-Oz": {}, "-Og": {}, "-Ofast": {},
-	"-Wall": {}, "-Wextra": {}, "-Werror": {},
-	"-nogpuinc": {}, "-nogpulib": {}, "-nocudainc": {}, "-nocudalib": {},
-	"-fgpu-rdc": {}, "-fno-gpu-rdc": {}, "-fPIC": {}, "-fpic": {}, "-fPIE": {}, "-fpie": {},
-	"-emit-llvm": {}, "-MD": {}, "-MMD": {}, "-MP": {}, "-nostdlib": {}, "-shared": {},
-	"--offload-device-only": {}, "--offload-host-only": {}, "--offload-host-device": {},
-	"--cuda-device-only": {}, "--cuda-host-only": {},
-	"--offload-new-driver": {}, "--no-offload-new-driver": {},
-	"--offload-compress": {}, "--no-offload-compress": {},
-	// Joined and CommaJoined.
-	"-std=": {prefix: true}, "-Wno-": {prefix: true}, "-Werror=": {prefix: true},
-	"-cuid=": {prefix: true}, "-fuse-cuid=": {prefix: true}, "--driver-mode=": {prefix: true},
-	"--offload-arch=": {prefix: true}, "--cuda-gpu-arch=": {prefix: true},
-	"--cuda-feature=": {prefix: true}, "--cuda-path=": {prefix: true},
-	"--no-offload-arch=": {prefix: true},
-	// Separate and JoinedOrSeparate.
-	"-o": {style: cuidJoinedOrSeparate}, "-x": {style: cuidJoinedOrSeparate},
-	"-D": {style: cuidJoinedOrSeparate}, "-U": {style: cuidJoinedOrSeparate},
-	"-I":  {style: cuidJoinedOrSeparate},
-	"-MF": {style: cuidJoinedOrSeparate}, "-MT": {style: cuidJoinedOrSeparate},
-	"-include": {style: cuidSeparate}, "-isystem": {style: cuidSeparate},
-	"-Xclang": {style: cuidSeparate}, "-mllvm": {style: cuidSeparate},
-}
-
 // cuidDriverModes are the --driver-mode= values that leave the option table
 // as it is (cl, cpp, flang and dxc change it).
 var cuidDriverModes = map[string]bool{"gcc": true, "g++": true}
 
-// parseCUIDArgs reads args with cuidOptions. ok is false when an argument is
-// not in the table or has a value it cannot be sure of.
-func parseCUIDArgs(args []string) (cl cuidCommandLine, ok bool) {
+// readCUIDArgs reads a parsed driver command line as clang's derived
+// argument list has it. ok is false where clang fails or offcc cannot
+// know the argument list clang builds.
+func readCUIDArgs(args []*options.Arg) (cl cuidCommandLine, ok bool) {
 	cl.archs = map[string]bool{}
 	cl.link = true
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if strings.HasPrefix(a, "@") {
-			return cl, false // a response file
+	noStdLib := false
+	for _, a := range args {
+		switch a.Option.ID {
+		case "nostdlib", "nodefaultlibs", "nostdlibxx":
+			noStdLib = true
 		}
-		if a == "-" || !strings.HasPrefix(a, "-") {
-			cl.inputs = append(cl.inputs, a)
+	}
+	for _, a := range args {
+		opt := a.Option
+		switch {
+		case a.IsUnknown():
+			return cl, false // clang: unknown argument
+		case a.IsInput():
+			if strings.HasPrefix(a.Value(), "@") && len(a.Value()) > 1 {
+				return cl, false // a response file offcc could not read
+			}
+			cl.inputs = append(cl.inputs, a.Value())
 			continue
 		}
-		name, value, consumed, ok := matchCUIDOption(a, args[i+1:])
-		if !ok {
-			return cl, false
-		}
-		i += consumed
-		switch name {
-		case "-c", "-S", "-E":
+		switch opt.ID {
+		case "c", "S", "E":
 			cl.link = false
-		case "-o":
-			cl.output = value
-		case "-cuid=":
-			cl.fixed = value
-		case "-fuse-cuid=":
-			cl.method = value
-		case "--driver-mode=":
-			if !cuidDriverModes[value] {
+		case "o":
+			cl.output = a.Value()
+		case "cuid_EQ":
+			cl.fixed = a.Value()
+		case "fuse_cuid_EQ":
+			cl.method = a.Value()
+		case "driver_mode":
+			if !cuidDriverModes[a.Value()] {
 				return cl, false
 			}
-		case "--offload-arch=", "--cuda-gpu-arch=":
-			// --offload-arch= is CommaJoined; its alias --cuda-gpu-arch= is
-			// Joined, so a list there is one (bad) architecture.
-			archs := []string{value}
-			if name == "--offload-arch=" {
-				archs = strings.Split(value, ",")
-			}
-			for _, arch := range archs {
+		case "offload_arch_EQ":
+			for _, arch := range a.Values {
 				if offloadTripleArch(arch) == "" {
 					return cl, false // native, empty or unknown
 				}
 				cl.archs[arch] = true
 			}
 			continue // erased from the hashed list
-		case "--no-offload-arch=":
+		case "no_offload_arch_EQ":
 			// It removes archs named before it (a later --offload-arch=
 			// adds them back); "all" is not modelled.
-			for _, arch := range strings.Split(value, ",") {
+			for _, arch := range a.Values {
 				if arch == "all" || offloadTripleArch(arch) == "" {
 					return cl, false
 				}
 				delete(cl.archs, arch)
 			}
 			continue // erased from the hashed list
+		case "Wl_COMMA", "Xlinker":
+			if slices.Contains(a.Values, "--no-demangle") {
+				cl.rendered = append(cl.rendered, "-Z-Xlinker-no-demangle")
+				for _, v := range a.Values {
+					if v != "--no-demangle" {
+						cl.rendered = append(cl.rendered, "-Xlinker "+v)
+					}
+				}
+				continue
+			}
+		case "Wp_COMMA":
+			if len(a.Values) > 0 && (a.Values[0] == "-MD" || a.Values[0] == "-MMD") {
+				cl.rendered = append(cl.rendered, a.Values[0])
+				if len(a.Values) == 2 {
+					cl.rendered = append(cl.rendered, "-MF "+a.Values[1])
+				}
+				continue
+			}
+		case "l":
+			switch v := a.Value(); {
+			case v == "stdc++" && !noStdLib:
+				cl.rendered = append(cl.rendered, "-Z-reserved-lib-stdc++")
+				continue
+			case v == "cc_kext":
+				cl.rendered = append(cl.rendered, "-Z-reserved-lib-cckext")
+				continue
+			}
+		case "_DASH_DASH":
+			cl.inputs = append(cl.inputs, a.Values...)
+			continue
 		}
-		if opt := cuidOptions[name]; opt.style == cuidAsTyped {
-			cl.rendered = append(cl.rendered, a)
-		} else {
-			cl.rendered = append(cl.rendered, name+" "+value)
-		}
+		cl.rendered = append(cl.rendered, a.String())
 	}
 	return cl, true
-}
-
-// matchCUIDOption finds the option a spells, with its value and how many of
-// the following arguments it takes.
-func matchCUIDOption(a string, rest []string) (name, value string, consumed int, ok bool) {
-	if opt, found := cuidOptions[a]; found {
-		switch {
-		case opt.style != cuidAsTyped:
-			if len(rest) == 0 {
-				return "", "", 0, false
-			}
-			return a, rest[0], 1, true
-		case !opt.prefix:
-			return a, "", 0, true
-		}
-	}
-	// The longest spelling that a starts with, as clang's OptTable does.
-	for n := len(a) - 1; n >= 2; n-- {
-		name, value := a[:n], a[n:]
-		opt, found := cuidOptions[name]
-		switch {
-		case !found:
-			continue
-		case opt.prefix:
-			return name, value, 0, true
-		case opt.style == cuidJoinedOrSeparate && joinedValueOK(name, value):
-			return name, value, 0, true
-		}
-		return "", "", 0, false
-	}
-	return "", "", 0, false
-}
-
-// joinedValueOK reports whether clang reads name+value as the
-// JoinedOrSeparate option name, not as a longer option that starts with it:
-// -I- is its own flag, and -object-file-name= and -objcmt-* start with -o.
-func joinedValueOK(name, value string) bool {
-	switch name {
-	case "-I":
-		return value != "-"
-	case "-o":
-		return !strings.HasPrefix(value, "b")
-	}
-	return true
 }
 
 var (

@@ -25,6 +25,7 @@ import (
 	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/term"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -162,17 +163,18 @@ func (inv *Invocation) clangAction(clang string, opts *Options, kind actions.Off
 // clang hashes the arguments its driver sees: "--driver-mode=g++" first
 // when called as a "++" name, and those of a configuration file, which
 // clangCUID cannot know, so with one it gives up.
-func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) string {
+func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) (string, bool) {
 	for _, h := range header {
 		if strings.HasPrefix(h, "Configuration file:") {
 			return nil
 		}
 	}
-	args := opts.ClangArgs
+	args := opts.Args
 	if strings.HasSuffix(inv.prog(), "++") {
-		args = append([]string{"--driver-mode=g++"}, args...)
+		mode, _ := options.ClangDriver().Parse([]string{"--driver-mode=g++"})
+		args = append(mode, args...)
 	}
-	return func(input string) string { return clangCUID(input, args) }
+	return func(input string) (string, bool) { return cuidOfArgs(input, args) }
 }
 
 // withColor returns args with -fcolor-diagnostics in front when offcc's

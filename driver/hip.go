@@ -82,21 +82,25 @@ func hipCompileKind(c *cc1Job) actions.Kind {
 
 // setCUID puts into a compile the compile unit ID (-cuid=) clang's own
 // build of the command line gives it, in place of the one in clang's -###
-// output, which hashes "-###" too. A compile whose ID offcc cannot
-// reproduce goes to clang, so that offcc's objects are clang's.
+// output, which hashes "-###" too. Under -fuse-cuid=random the -### one is
+// as good as any. A compile whose ID offcc cannot reproduce goes to clang,
+// so that offcc's objects are clang's.
 func (p *planner) setCUID(j *clangJob, c *cc1Job) error {
 	for i, arg := range j.argv {
 		if !strings.HasPrefix(arg, "-cuid=") {
 			continue
 		}
-		id := ""
+		id, keep := "", false
 		if p.env.cuid != nil {
-			id = p.env.cuid(c.input)
+			id, keep = p.env.cuid(c.input)
 		}
-		if id == "" {
+		switch {
+		case keep:
+		case id == "":
 			return unrecognized(j, "offcc cannot tell the compile unit ID clang gives %s", c.input)
+		default:
+			j.argv[i] = "-cuid=" + id
 		}
-		j.argv[i] = "-cuid=" + id
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/options"
 )
 
 // Options is what offcc itself needs to know about a command line. Every
@@ -71,6 +72,8 @@ type Options struct {
 	SYCLBIN, SYCLBINArg string
 	// SYCLBINVersion is --syclbin-version=N (0 when not given).
 	SYCLBINVersion int
+	// Args are ClangArgs parsed with clang's option table, in order.
+	Args []*options.Arg
 	// NewDriver is --offload-new-driver (the last of it and
 	// --no-offload-new-driver); HIPLink is --hip-link. With offload
 	// targets, either makes a command line without sources a HIP or CUDA
@@ -95,22 +98,14 @@ func (o *Options) OffloadKind() actions.OffloadKind {
 	return actions.None
 }
 
-// optKind says how an option takes its value.
-type optKind int
-
-const (
-	flag        optKind = iota // -c
-	joined                     // -fopenmp-targets=x
-	separate                   // -o x
-	joinedOrSep                // -Idir or -I dir
-)
-
-// optSpec is one row of the option table: its spelling, how it takes a value
-// and what it does to Options. keep says whether clang sees it.
-type optSpec struct {
+// offccOption is one of offcc's own options: its spelling, whether it is
+// a flag (exact), takes a joined value (a prefix) or, for -j, a joined or
+// separate number, and what it does to Options. None of them reaches
+// clang; clang's options are parsed with clang's own table
+// (options.ClangDriver).
+type offccOption struct {
 	name  string
-	kind  optKind
-	keep  bool
+	kind  options.Kind // Flag, Joined or JoinedOrSeparate
 	apply func(o *Options, value string) error
 }
 
@@ -131,70 +126,43 @@ func parseJobs(o *Options, v string) error {
 	return nil
 }
 
-func offloadTargets(o *Options, _ string) error { o.OffloadTargets = true; return nil }
-
-// optionTable lists, longest spelling first within a prefix, the options offcc
-// looks at. Options that take a separate value are listed so their value is
-// never mistaken for an option or an input.
-var optionTable = []optSpec{
-	{"--llvm-dir=", joined, false, func(o *Options, v string) error { o.LLVMDir = v; return nil }},
-	{"--offload-jobs=", joined, false, parseJobs},
-	{"-j", joinedOrSep, false, parseJobs},
-	{"-###", flag, true, set(func(o *Options) { o.HashHashHash = true })},
-	{"-ccc-print-phases", flag, true, set(func(o *Options) { o.PrintPhases = true })},
-	{"-ccc-print-bindings", flag, true, set(func(o *Options) { o.PrintBindings = true })},
-	{"-v", flag, true, set(func(o *Options) { o.Verbose = true })},
-	{"--help", flag, true, set(func(o *Options) { o.Help = true })},
-	{"-help", flag, true, set(func(o *Options) { o.Help = true })},
-	{"-save-temps=", joined, true, set(func(o *Options) { o.SaveTemps = true })},
-	{"-save-temps", flag, true, set(func(o *Options) { o.SaveTemps = true })},
-	{"--save-temps", flag, true, set(func(o *Options) { o.SaveTemps = true })},
-	{"-E", flag, true, set(func(o *Options) { o.PreprocessOnly = true })},
-	{"-M", flag, true, set(func(o *Options) { o.PreprocessOnly = true })},
-	{"-MM", flag, true, set(func(o *Options) { o.PreprocessOnly = true })},
-	{"-fopenmp-targets=", joined, true, offloadTargets},
-	{"--offload-targets=", joined, true, offloadTargets},
-	{"--offload-arch=", joined, true, offloadTargets},
-	{"--offload=", joined, true, offloadTargets},
-	{"--offload-link", flag, true, offloadTargets},
-	{"-fopenmp-simd", flag, true, nil},
-	{"-fopenmp=", joined, true, func(o *Options, v string) error { o.OpenMP = v != "" && v != "libgomp"; return nil }},
-	{"-fopenmp", flag, true, set(func(o *Options) { o.OpenMP = true })},
-	{"-fno-openmp", flag, true, set(func(o *Options) { o.OpenMP = false })},
-	{"--print-job-graph=", joined, false, func(o *Options, v string) error {
+// offccOptions are offcc's own options. clang 22 has no option spelled
+// like any of them (TestOffccOptionsAreNotClangs checks).
+var offccOptions = []offccOption{
+	{"--llvm-dir=", options.Joined, func(o *Options, v string) error { o.LLVMDir = v; return nil }},
+	{"--offload-jobs=", options.Joined, parseJobs},
+	{"-j", options.JoinedOrSeparate, parseJobs},
+	{"--print-job-graph=", options.Joined, func(o *Options, v string) error {
 		if v != "json" && v != "dot" {
 			return fmt.Errorf("invalid value '%s' in '--print-job-graph=%s': expected 'json' or 'dot'", v, v)
 		}
 		o.PrintJobGraph = v
 		return nil
 	}},
-	{"-c", flag, true, set(func(o *Options) { o.CompileOnly = true })},
-	{"-S", flag, true, set(func(o *Options) { o.CompileOnly = true })},
-	{"--no-cache", flag, false, set(func(o *Options) { o.NoCache = true })},
-	{"--remote-exec=", joined, false, func(o *Options, v string) error {
+	{"--no-cache", options.Flag, set(func(o *Options) { o.NoCache = true })},
+	{"--remote-exec=", options.Joined, func(o *Options, v string) error {
 		if v == "" {
 			return fmt.Errorf("--remote-exec= needs a redis:// URL")
 		}
 		o.RemoteExec, o.NoRemoteExec = v, false
 		return nil
 	}},
-	{"--no-remote-exec", flag, false, set(func(o *Options) { o.RemoteExec, o.NoRemoteExec = "", true })},
-	{"--job-trace=", joined, false, func(o *Options, v string) error {
+	{"--no-remote-exec", options.Flag, set(func(o *Options) { o.RemoteExec, o.NoRemoteExec = "", true })},
+	{"--job-trace=", options.Joined, func(o *Options, v string) error {
 		if v == "" {
 			return fmt.Errorf("--job-trace= needs a file name")
 		}
 		o.JobTrace = v
 		return nil
 	}},
-	{"--print-compile-commands=", joined, false, func(o *Options, v string) error {
+	{"--print-compile-commands=", options.Joined, func(o *Options, v string) error {
 		if v == "" {
 			return fmt.Errorf("--print-compile-commands= needs a file name")
 		}
 		o.CompileCommands = v
 		return nil
 	}},
-	{"-fsycl", flag, true, set(func(o *Options) { o.Language = actions.SYCL })},
-	{"-fsyclbin=", joined, false, func(o *Options, v string) error {
+	{"-fsyclbin=", options.Joined, func(o *Options, v string) error {
 		switch v {
 		case "input", "object", "executable":
 		default:
@@ -203,8 +171,8 @@ var optionTable = []optSpec{
 		o.Language, o.SYCLBIN, o.SYCLBINArg = actions.SYCL, v, "-fsyclbin="+v
 		return nil
 	}},
-	{"-fsyclbin", flag, false, set(func(o *Options) { o.Language, o.SYCLBIN, o.SYCLBINArg = actions.SYCL, "executable", "-fsyclbin" })},
-	{"--syclbin-version=", joined, false, func(o *Options, v string) error {
+	{"-fsyclbin", options.Flag, set(func(o *Options) { o.Language, o.SYCLBIN, o.SYCLBINArg = actions.SYCL, "executable", "-fsyclbin" })},
+	{"--syclbin-version=", options.Joined, func(o *Options, v string) error {
 		if v != "1" && v != "2" {
 			return fmt.Errorf("invalid value '%s' in '--syclbin-version=%s': expected 1 or 2", v, v)
 		}
@@ -212,63 +180,37 @@ var optionTable = []optSpec{
 		return nil
 	}},
 	// --offload-rdc is offcc's alias of -fgpu-rdc (clang 22 lacks it).
-	{"--offload-rdc", flag, false, func(o *Options, _ string) error {
-		o.ClangArgs = append(o.ClangArgs, "-fgpu-rdc")
-		return nil
-	}},
-	{"--cuda-gpu-arch=", joined, true, set(func(o *Options) { o.Language = actions.CUDA })},
-	{"--offload-new-driver", flag, true, set(func(o *Options) { o.NewDriver = true })},
-	{"--no-offload-new-driver", flag, true, set(func(o *Options) { o.NewDriver = false })},
-	{"--hip-link", flag, true, set(func(o *Options) { o.HIPLink = true })},
-	{"-x", joinedOrSep, true, func(o *Options, v string) error {
-		if k := languageKind(v); k != actions.None {
-			o.Language = k
+	{"--offload-rdc", options.Flag, nil},
+}
+
+// matchOffcc returns offcc's option that args[i] spells, its value and
+// the number of words it takes; ok is false for any other argument.
+func matchOffcc(args []string, i int) (opt *offccOption, value string, words int, ok bool) {
+	a := args[i]
+	for k := range offccOptions {
+		o := &offccOptions[k]
+		switch o.kind {
+		case options.Flag:
+			if a == o.name {
+				return o, "", 1, true
+			}
+		case options.Joined:
+			if v, found := strings.CutPrefix(a, o.name); found {
+				return o, v, 1, true
+			}
+		case options.JoinedOrSeparate: // -j N, -jN
+			if a == o.name {
+				if i+1 < len(args) {
+					return o, args[i+1], 2, true
+				}
+				return o, "", 1, true
+			}
+			if v, found := strings.CutPrefix(a, o.name); found && (isDigits(v) || v == "jobserver") {
+				return o, v, 1, true
+			}
 		}
-		return nil
-	}},
-	// Options whose value is a separate argument.
-	{"-o", joinedOrSep, true, nil},
-	{"-MF", joinedOrSep, true, nil},
-	{"-MT", joinedOrSep, true, nil},
-	{"-MQ", joinedOrSep, true, nil},
-	{"-MJ", joinedOrSep, true, nil},
-	{"-I", joinedOrSep, true, nil},
-	{"-D", joinedOrSep, true, nil},
-	{"-U", joinedOrSep, true, nil},
-	{"-L", joinedOrSep, true, nil},
-	{"-l", joinedOrSep, true, nil},
-	{"-F", joinedOrSep, true, nil},
-	{"-T", joinedOrSep, true, nil},
-	{"-u", joinedOrSep, true, nil},
-	{"-z", joinedOrSep, true, nil},
-	{"-e", joinedOrSep, true, nil},
-	{"-Xclang", separate, true, nil},
-	{"-Xlinker", separate, true, nil},
-	{"-Xassembler", separate, true, nil},
-	{"-Xpreprocessor", separate, true, nil},
-	{"-Xarch_host", separate, true, nil},
-	{"-Xarch_device", separate, true, nil},
-	{"-Xoffload-linker", separate, true, nil},
-	{"-Xopenmp-target", separate, true, nil}, // also -Xopenmp-target=<triple> <arg>, below
-	{"-Xcuda-ptxas", separate, true, nil},
-	{"-Xcuda-fatbinary", separate, true, nil},
-	{"-mllvm", separate, true, nil},
-	{"-target", separate, true, nil},
-	{"-include", separate, true, nil},
-	{"-imacros", separate, true, nil},
-	{"-isystem", separate, true, nil},
-	{"-iquote", separate, true, nil},
-	{"-idirafter", separate, true, nil},
-	{"-isysroot", separate, true, nil},
-	{"-iprefix", separate, true, nil},
-	{"-iwithprefix", separate, true, nil},
-	{"-iwithprefixbefore", separate, true, nil},
-	{"-include-pch", separate, true, nil},
-	{"-ivfsoverlay", separate, true, nil},
-	{"-arch", separate, true, nil},
-	{"--param", separate, true, nil},
-	{"-dependency-file", separate, true, nil},
-	{"-serialize-diagnostics", separate, true, nil},
+	}
+	return nil, "", 0, false
 }
 
 // languageKind returns the offload model of a -x language: CUDA or HIP.
@@ -282,57 +224,63 @@ func languageKind(lang string) actions.OffloadKind {
 	return actions.None
 }
 
+// extensionKind returns the offload model clang gives an input by its
+// extension (types::lookupTypeForExtension): CUDA for .cu, HIP for .hip.
+func extensionKind(path string) actions.OffloadKind {
+	switch strings.ToLower(fileExt(path)) {
+	case "cu":
+		return actions.CUDA
+	case "hip":
+		return actions.HIP
+	}
+	return actions.None
+}
+
 // Parse reads a command line (without argv[0]), expanding @response files.
+// offcc's own options are taken out; everything else is parsed once with
+// clang's option table, and the arguments offcc acts on are read by the
+// option they are, whatever their spelling or alias.
 func Parse(args []string) (*Options, error) {
 	expanded, err := expandResponseFiles(args, 0)
 	if err != nil {
 		return nil, err
 	}
 	o := &Options{}
-	for i := 0; i < len(expanded); i++ {
-		a := expanded[i]
-		if strings.HasPrefix(a, "-Xopenmp-target=") {
-			o.ClangArgs = append(o.ClangArgs, a)
-			if i+1 < len(expanded) {
-				i++
-				o.ClangArgs = append(o.ClangArgs, expanded[i])
+	table := options.ClangDriver()
+	lang := "" // the last -x: it applies to the inputs after it
+	for i := 0; i < len(expanded); {
+		if spec, value, words, ok := matchOffcc(expanded, i); ok {
+			if words == 1 && spec.kind == options.JoinedOrSeparate && expanded[i] == spec.name {
+				return nil, fmt.Errorf("argument to '%s' is missing (expected 1 value)", spec.name)
 			}
-			continue
-		}
-		spec, value, consumed, ok := match(a, expanded[i+1:])
-		if !ok {
-			if a == "-" || !strings.HasPrefix(a, "-") {
-				o.Inputs = append(o.Inputs, a)
-				o.InputArgs = append(o.InputArgs, len(o.ClangArgs))
-				switch ext := strings.ToLower(fileExt(a)); ext {
-				case "cu":
-					o.Language = actions.CUDA
-				case "hip":
-					o.Language = actions.HIP
-				}
-			}
-			o.ClangArgs = append(o.ClangArgs, a)
-			continue
-		}
-		if spec.kind == separate || (spec.kind == joinedOrSep && consumed) {
-			if i+1 >= len(expanded) {
-				return nil, fmt.Errorf("argument to '%s' is missing (expected 1 value)", a)
-			}
-		}
-		if spec.apply != nil {
-			if err := spec.apply(o, value); err != nil {
+			if spec.name == "--offload-rdc" {
+				o.appendClang(table, []string{"-fgpu-rdc"})
+			} else if err := spec.apply(o, value); err != nil {
 				return nil, err
 			}
+			i += words
+			continue
 		}
-		if spec.keep {
-			o.ClangArgs = append(o.ClangArgs, a)
-			if consumed {
-				o.ClangArgs = append(o.ClangArgs, expanded[i+1])
+		a, err := table.ParseOne(expanded, i)
+		if err != nil {
+			return nil, err
+		}
+		words := a.Words(expanded)
+		i += a.Count
+		if a.IsInput() {
+			o.Inputs = append(o.Inputs, a.Value())
+			o.InputArgs = append(o.InputArgs, len(o.ClangArgs))
+			kind := extensionKind(a.Value())
+			if lang != "" && lang != "none" {
+				kind = languageKind(lang)
+			}
+			if kind != actions.None {
+				o.Language = kind
 			}
 		}
-		if consumed {
-			i++
-		}
+		o.apply(a, &lang)
+		o.ClangArgs = append(o.ClangArgs, words...)
+		o.Args = append(o.Args, a)
 	}
 	if o.Help {
 		o.PreprocessOnly = false
@@ -340,43 +288,58 @@ func Parse(args []string) (*Options, error) {
 	return o, nil
 }
 
-// match finds the table row for a. consumed reports that the value is the
-// next argument.
-func match(a string, rest []string) (spec *optSpec, value string, consumed, ok bool) {
-	for i := range optionTable {
-		s := &optionTable[i]
-		switch s.kind {
-		case flag:
-			if a == s.name {
-				return s, "", false, true
-			}
-		case joined:
-			if strings.HasPrefix(a, s.name) {
-				return s, a[len(s.name):], false, true
-			}
-		case separate:
-			if a == s.name {
-				if len(rest) > 0 {
-					return s, rest[0], true, true
-				}
-				return s, "", true, true
-			}
-		case joinedOrSep:
-			if a == s.name {
-				if len(rest) > 0 {
-					return s, rest[0], true, true
-				}
-				return s, "", true, true
-			}
-			if strings.HasPrefix(a, s.name) {
-				if s.name == "-j" && !isDigits(a[2:]) && a[2:] != "jobserver" {
-					continue // some other option that starts with -j
-				}
-				return s, a[len(s.name):], false, true
-			}
+// appendClang adds arguments of offcc's making to the clang command line.
+func (o *Options) appendClang(table *options.Table, words []string) {
+	parsed, _ := table.Parse(words)
+	o.ClangArgs = append(o.ClangArgs, words...)
+	o.Args = append(o.Args, parsed...)
+}
+
+// apply records what a clang argument means to offcc; lang is the last -x.
+func (o *Options) apply(a *options.Arg, lang *string) {
+	opt := a.Option
+	switch opt.ID {
+	case "_HASH_HASH_HASH":
+		o.HashHashHash = true
+	case "ccc_print_phases":
+		o.PrintPhases = true
+	case "ccc_print_bindings":
+		o.PrintBindings = true
+	case "v":
+		o.Verbose = true
+	case "help":
+		o.Help = true
+	case "save_temps_EQ":
+		o.SaveTemps = true
+	case "E", "M", "MM":
+		o.PreprocessOnly = true
+	case "fopenmp_targets_EQ", "offload_targets_EQ", "offload_link":
+		o.OffloadTargets = true
+	case "offload_arch_EQ":
+		o.OffloadTargets = true
+		if a.Alias != nil && a.Alias.Option.ID == "cuda_gpu_arch_EQ" {
+			o.Language = actions.CUDA
 		}
+	case "fopenmp_EQ":
+		v := a.Value()
+		o.OpenMP = v != "" && v != "libgomp"
+	case "fopenmp":
+		o.OpenMP = true
+	case "fno_openmp":
+		o.OpenMP = false
+	case "c", "S":
+		o.CompileOnly = true
+	case "fsycl":
+		o.Language = actions.SYCL
+	case "offload_new_driver":
+		o.NewDriver = true
+	case "no_offload_new_driver":
+		o.NewDriver = false
+	case "hip_link":
+		o.HIPLink = true
+	case "x":
+		*lang = a.Value()
 	}
-	return nil, "", false, false
 }
 
 func isDigits(s string) bool {

@@ -111,7 +111,8 @@ type planEnv struct {
 	// cuid returns the compile unit ID clang gives a CUDA or HIP source
 	// when it runs the user's command line, or "" when offcc cannot tell:
 	// clang's "-###" hashes into it an argument the build does not have.
-	cuid func(input string) string
+	// keep says that the ID -### printed is as good (-fuse-cuid=random).
+	cuid func(input string) (id string, keep bool)
 }
 
 func newPlanner(env *planEnv, offload actions.OffloadKind) *planner {

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -55,7 +56,7 @@ func planSource(t *testing.T, kind actions.OffloadKind, name, text string, args 
 		t.Fatalf("clang -###: %v", err)
 	}
 	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang},
-		cuid: func(string) string { return "1234abcd" }}
+		cuid: func(string) (string, bool) { return "1234abcd", false }}
 	plan, err := newPlanner(env, kind).build(jobs)
 	return plan, tempDir, err
 }
@@ -348,7 +349,7 @@ func TestPlanHIPEdges(t *testing.T) {
 	}
 	want := clangCUID(src, args)
 	env := &planEnv{tempDir: tempDir, self: "/bin/offcc", steps: &steps{clang: clang},
-		cuid: func(string) string { return want }}
+		cuid: func(string) (string, bool) { return want, false }}
 	plan, err := newPlanner(env, actions.HIP).build(jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -382,14 +383,28 @@ func TestPlanHIPEdges(t *testing.T) {
 	if _, err := g[6].Expand(context.Background(), sh); err == nil {
 		t.Errorf("a corrupt host object: no error")
 	}
+	// An object without .hip_fatbin registers nothing: it is clang's
+	// object as it is.
 	plain := filepath.Join(dir, "plain.c")
 	os.WriteFile(plain, []byte("int x;\n"), 0o644)
 	if out, err := exec.Command(clang, "-c", plain, "-o", g[5].Outputs[0].Path).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	more, err := g[6].Expand(context.Background(), sh)
+	got, _ := os.ReadFile(g[6].Outputs[0].Path)
+	host, _ := os.ReadFile(g[5].Outputs[0].Path)
+	if err != nil || len(more) != 0 || !bytes.Equal(got, host) {
+		t.Errorf("an object without .hip_fatbin: expansion %v, %v, output equal to the host object %v; want no expansion and the host object", more, err, bytes.Equal(got, host))
+	}
+	// One whose .hip_fatbin a sized symbol refers to cannot be laid out:
+	// the original host compile runs, reading the bundle and writing -o.
+	os.WriteFile(plain, []byte("__attribute__((section(\".hip_fatbin\"))) int x[4] = {1};\n"), 0o644)
+	if out, err := exec.Command(clang, "-c", plain, "-o", g[5].Outputs[0].Path).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	more, err = g[6].Expand(context.Background(), sh)
 	if err != nil || len(more) != 1 || !slices.Contains(more[0].Command, g[4].Outputs[0].Path) || more[0].Outputs[0] != g[6].Outputs[0] {
-		t.Errorf("an object without .hip_fatbin: expansion %v, %v; want the original host compile", more, err)
+		t.Errorf("an object ReplaceSection refuses: expansion %v, %v; want the original host compile", more, err)
 	}
 	for _, i := range []int{0, 2, 5} {
 		if !slices.Contains(g[i].Command, "-cuid="+want) {
@@ -397,7 +412,7 @@ func TestPlanHIPEdges(t *testing.T) {
 		}
 	}
 	// Without a compile unit ID offcc can reproduce, clang runs it.
-	env.cuid = func(string) string { return "" }
+	env.cuid = func(string) (string, bool) { return "", false }
 	var ue *UnrecognizedError
 	if _, err := newPlanner(env, actions.HIP).build(jobs); !errors.As(err, &ue) {
 		t.Errorf("unknown CUID: err = %v, want an UnrecognizedError", err)
