@@ -119,8 +119,10 @@ func (e *ExitError) CommandFailed() bool {
 // returns are added to g and run under the same limits, and the expanded
 // action finishes when they all have.
 //
-// With opt.Jobs > 1 each action's output is collected and printed whole
-// when it ends; with opt.Jobs == 1 it streams. In a dry run (sh.DryRun)
+// With opt.Jobs > 1 each action's output is collected and printed whole,
+// in the graph's order (clang's job order, the order clang's driver prints
+// it in), once the actions before it have ended; with opt.Jobs == 1 it
+// streams. In a dry run (sh.DryRun)
 // every action's Command is printed in order and nothing runs.
 //
 // When an action fails, as clang's driver does, the actions that depend on
@@ -179,6 +181,15 @@ type executor struct {
 	nodes map[*Action]*node
 	ready readyHeap
 	slots []bool // slots[i]: slot i is busy (for the trace)
+	// Collected output is printed in the graph's order (clang's job
+	// order), as clang's driver, which runs its jobs one after another,
+	// prints it: device diagnostics before the host's. top lists the
+	// graph's own actions in order, printed how many have printed, and
+	// held the output of actions (an expansion's under its top action)
+	// that waits for earlier ones.
+	top     []*node
+	printed int
+	held    map[*node][]result
 }
 
 // result is what an action's goroutine reports.
@@ -257,6 +268,11 @@ func (e *executor) addNodes(actions []*Action, base float64) {
 
 func (e *executor) run(ctx context.Context) error {
 	e.addNodes(e.g.Actions, 0)
+	for _, a := range e.g.Actions {
+		e.top = append(e.top, e.nodes[a])
+	}
+	e.held = map[*node][]result{}
+	defer e.release(true)
 	e.slots = make([]bool, e.opt.Jobs)
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -358,6 +374,7 @@ func (e *executor) run(ctx context.Context) error {
 		if running == 0 && remoteRunning == 0 && !acquiring {
 			break
 		}
+		e.release(false)
 		select {
 		case r := <-results:
 			n := r.n
@@ -393,7 +410,7 @@ func (e *executor) run(ctx context.Context) error {
 				n.state = stFailed
 				continue
 			}
-			e.flush(r)
+			e.hold(r)
 			if r.err == nil && r.children != nil {
 				r.err = e.expand(n, r.children)
 				if r.err != nil {
@@ -532,12 +549,33 @@ func (e *executor) finish(n *node) {
 	}
 }
 
-// flush writes an action's collected output.
-func (e *executor) flush(r result) {
-	if r.out == nil {
+// hold keeps an action's collected output until the actions before its
+// top action in the graph have printed theirs.
+func (e *executor) hold(r result) {
+	if r.out == nil || r.out.Len() == 0 && r.errOut.Len() == 0 {
 		return
 	}
-	e.sh.flush(r.out.Bytes(), r.errOut.Bytes())
+	a := r.n.a
+	for a.parent != nil {
+		a = a.parent
+	}
+	top := e.nodes[a]
+	e.held[top] = append(e.held[top], r)
+}
+
+// release prints held output in graph order, up to the first top action
+// that has not ended; all of it when all is set (the build is over).
+func (e *executor) release(all bool) {
+	for ; e.printed < len(e.top); e.printed++ {
+		n := e.top[e.printed]
+		if !all && n.state != stDone && n.state != stFailed {
+			return
+		}
+		for _, r := range e.held[n] {
+			e.sh.flush(r.out.Bytes(), r.errOut.Bytes())
+		}
+		delete(e.held, n)
+	}
 }
 
 // runAction runs one action in its own goroutine, on e.opt.Remote when
