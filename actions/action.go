@@ -148,6 +148,9 @@ type Action struct {
 	// system headers; a dependency file on /dev is not read back): its
 	// reads cannot all be known.
 	UnknownReads string
+	// FallbackReason, for a Fallback action that offcc could not plan,
+	// says why the command line went to clang's driver whole.
+	FallbackReason string
 	// Discovered lists, after the action ran, the files it read that were
 	// not known when it was planned (headers).
 	Discovered []string

@@ -48,6 +48,8 @@ type jsonAction struct {
 	Outputs []string   `json:"outputs"`
 	Deps    []int      `json:"deps"`
 	Cost    float64    `json:"cost"`
+	// Fallback is why clang's driver runs the command line whole.
+	Fallback string `json:"fallback,omitempty"`
 	// CacheKey and Cache come from the probe given to WriteJSON.
 	CacheKey string `json:"cache_key,omitempty"`
 	Cache    string `json:"cache,omitempty"`
@@ -85,6 +87,7 @@ func WriteJSON(w io.Writer, g *Graph, probe Probe) error {
 			Triple: a.Target.Triple, Arch: a.Target.Arch, Tool: a.ToolName(),
 			Command: a.Command, InProc: a.Run != nil, Expands: a.Expand != nil,
 			Inputs: files(a.Inputs), Outputs: paths(a.Outputs), Deps: []int{}, Cost: a.cost(),
+			Fallback: a.FallbackReason,
 		}
 		if len(a.Reads) > 0 {
 			ja.Reads = files(a.Reads)

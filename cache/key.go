@@ -48,6 +48,8 @@ func (s *Session) uncacheable(a *actions.Action) string {
 		return "expands into other jobs"
 	case a.Kind == actions.HostLink || a.Kind == actions.Link:
 		return "host link"
+	case a.Kind == actions.Fallback && a.FallbackReason != "":
+		return "run by clang's driver: " + a.FallbackReason
 	case a.Kind == actions.Fallback:
 		return "run by clang's driver"
 	case len(a.Command) == 0 && len(a.KeyArgs) == 0:

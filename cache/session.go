@@ -426,6 +426,17 @@ func (s *Session) count(a *actions.Action, f func(*KindStats)) {
 	f(k)
 }
 
+// CountUncacheable counts an action that runs without the session (as
+// clang's driver does when offcc hands it a command line it could not
+// plan) as uncacheable, with its reason.
+func (s *Session) CountUncacheable(a *actions.Action) {
+	why := s.uncacheable(a)
+	if why == "" {
+		why = "run without the cache"
+	}
+	s.count(a, func(k *KindStats) { k.uncacheable(why) })
+}
+
 // Stats returns what the session counted so far, once the entries it
 // is writing are written.
 func (s *Session) Stats() Stats {

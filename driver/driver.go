@@ -266,15 +266,23 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		if opts.Verbose {
 			fmt.Fprintf(inv.Stderr, "%s: note: handing the command line to clang: %v\n", inv.prog(), ue)
 		}
+		fallback := inv.clangAction(llvm.Clang(), opts, kind)
+		fallback.FallbackReason = ue.Reason
 		traced := opts.JobTrace != "" || inv.getenv("OFFCC_JOB_TRACE") != ""
 		if opts.PrintJobGraph == "" && (!traced || opts.HashHashHash || opts.PrintBindings) {
+			if c != nil && !dryRun {
+				// Counted, with its reason, in offcc cache stats.
+				s := inv.newSession(c, tempDir, opts)
+				s.CountUncacheable(fallback)
+				s.Close()
+			}
 			os.RemoveAll(tempDir) // Exec does not return
 			return inv.runClang(llvm.Clang(), opts)
 		}
 		// offcc's own outputs (the graph, the trace) describe a plan of
 		// one action: clang's driver with the whole command line.
 		plan, header, err = &Plan{Graph: &actions.Graph{}, ReadsStdin: slices.Contains(opts.Inputs, "-")}, nil, nil
-		plan.Graph.MustAdd(inv.clangAction(llvm.Clang(), opts, kind))
+		plan.Graph.MustAdd(fallback)
 	}
 	if err != nil {
 		return inv.errorf("%v", err)
