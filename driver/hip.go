@@ -11,6 +11,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/objfile"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/target"
 )
 
@@ -105,52 +106,41 @@ func (p *planner) setCUID(j *clangJob, c *cc1Job) error {
 	return nil
 }
 
-// lldSeparate are the options of clang's device link jobs whose value is
-// the next argument; lldFlags and lldJoined the other options it writes.
-var (
-	lldSeparate = map[string]bool{"-flavor": true, "-m": true, "-o": true}
-	lldFlags    = map[string]bool{"--no-undefined": true, "-shared": true, "--whole-archive": true,
-		"--no-whole-archive": true, "--save-temps": true, "-v": true}
-	lldJoined = []string{"-plugin-opt=", "--lto-", "-mllvm=", "--build-id="}
-)
-
-// bindDeviceLink adds clang's per-arch device link (lld -flavor gnu -m
-// elf64_amdgpu -shared ... -o IMAGE OBJECTS). Its arch comes from
-// -plugin-opt=mcpu=.
+// bindDeviceLink adds an lld device link of clang's, its arguments read
+// with lld's option table: the inputs, -o, and options whose values name
+// no file (a file read or written besides those makes offcc refuse it).
 func (p *planner) bindDeviceLink(j *clangJob) error {
 	a := &actions.Action{
 		Kind: actions.DeviceLink, Offload: p.offload, Device: true, Tool: "lld",
 		Target:  target.Target{Triple: "amdgcn-amd-amdhsa"},
 		Command: append([]string(nil), j.argv...), Cost: 0.05,
 	}
+	args, err := options.LLD().Parse(j.argv[1:])
+	if err != nil {
+		return unrecognized(j, "%v", err)
+	}
 	var out string
-	for i := 1; i < len(j.argv); i++ {
-		arg := j.argv[i]
+	for _, arg := range args {
+		opt := arg.Option
 		switch {
-		case lldSeparate[arg]:
-			if i+1 == len(j.argv) {
-				return unrecognized(j, "%s without a value", arg)
-			}
-			i++
-			switch {
-			case arg == "-o":
-				out = j.argv[i]
-			case arg == "-m" && j.argv[i] != "elf64_amdgpu":
-				return unrecognized(j, "a device link for %s", j.argv[i])
-			}
-		case lldFlags[arg]:
-		case hasAnyPrefix(arg, lldJoined):
-			if cpu, ok := strings.CutPrefix(arg, "-plugin-opt=mcpu="); ok {
-				a.Target.Arch = cpu
-			}
-		case strings.HasPrefix(arg, "-"):
-			return unrecognized(j, "unexpected device link argument %q", arg)
-		default:
-			in, err := p.input(j, arg)
+		case arg.IsUnknown():
+			return unrecognized(j, "unexpected device link argument %q", arg.Value())
+		case arg.IsInput():
+			in, err := p.input(j, arg.Value())
 			if err != nil {
 				return err
 			}
 			a.Inputs = append(a.Inputs, in)
+		case opt.ID == "o":
+			out = arg.Value()
+		case opt.ID == "m":
+			if arg.Value() != "elf64_amdgpu" {
+				return unrecognized(j, "a device link for %s", arg.Value())
+			}
+		case opt.ID == "plugin_opt_mcpu_eq":
+			a.Target.Arch = arg.Value()
+		case opt.Value.IsPath():
+			return unrecognized(j, "device link argument %q names a file offcc does not bind", strings.Join(arg.Words(j.argv[1:]), " "))
 		}
 	}
 	if out == "" || len(a.Inputs) == 0 {

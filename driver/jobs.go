@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -70,31 +71,18 @@ type cc1Job struct {
 	disablePasses  bool
 }
 
-// cc1Reads are the cc1 options whose value is a file the compile reads
-// (separate value, or joined after '=' when the name ends with '=').
-var cc1Reads = []string{
-	"-mlink-builtin-bitcode", "-mlink-bitcode-file", "-include-pch",
-	"-fprofile-instrument-use-path=", "-fprofile-sample-use=",
-	"-fsanitize-ignorelist=", "-fxray-always-instrument=", "-fxray-never-instrument=",
-	"-fcuda-include-gpubinary",
+// cc1ReadsElsewhere are the cc1 options whose value is a file the compile
+// reads (options.ReadFile) that parseCC1 does not list among reads: the
+// header search finds -include and -imacros files (the dependency file
+// lists them), and the host IR and the offload objects have roles of
+// their own.
+var cc1ReadsElsewhere = map[string]bool{
+	"include": true, "imacros": true, "fopenmp_host_ir_file_path": true, "fembed_offload_object_EQ": true,
 }
 
-// cc1SeparateValues are cc1 options whose value is the next argument, so
-// that the value is never mistaken for the input.
-var cc1SeparateValues = map[string]bool{
-	"-triple": true, "-aux-triple": true, "-o": true, "-x": true, "-target-cpu": true,
-	"-tune-cpu": true, "-target-feature": true, "-target-abi": true, "-main-file-name": true,
-	"-mrelocation-model": true, "-pic-level": true, "-resource-dir": true,
-	"-dependency-file": true, "-MT": true, "-MQ": true, "-internal-isystem": true,
-	"-internal-externc-isystem": true, "-isystem": true, "-I": true, "-D": true, "-U": true,
-	"-include": true, "-ferror-limit": true, "-mllvm": true, "-aux-target-cpu": true,
-	"-aux-target-feature": true, "-stack-protector": true, "-header-include-file": true,
-	"-target-linker-version": true, "-isysroot": true, "-iquote": true, "-idirafter": true,
-	"-imacros": true, "-mcode-model": true, "-Xclang": true,
-}
-
-// parseCC1 reads a cc1 job. It fails for a job that does not end with
-// "-x LANG INPUT" or that names no -triple: offcc then does not plan it.
+// parseCC1 reads a cc1 job with clang's cc1 option table. It fails for a
+// job that does not end with "-x LANG INPUT" or that names no -triple:
+// offcc then does not plan it.
 func parseCC1(argv []string) (*cc1Job, error) {
 	c := &cc1Job{outputArg: -1}
 	n := len(argv)
@@ -102,54 +90,54 @@ func parseCC1(argv []string) (*cc1Job, error) {
 		return nil, fmt.Errorf("the compile does not end with -x <language> <input>")
 	}
 	c.lang, c.input = argv[n-2], argv[n-1]
-	for i := 2; i < n-3; i++ {
-		a := argv[i]
-		next := func() string {
-			if i+1 < n-3 {
-				i++
-				return argv[i]
-			}
-			return ""
-		}
+	args, err := options.ClangCC1().Parse(argv[2 : n-3])
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		opt := a.Option
 		switch {
-		case a == "-triple":
-			c.triple = next()
-		case a == "-o":
-			c.outputArg = i + 1
-			c.output = next()
-		case a == "-target-cpu":
-			c.targetCPU = next()
-		case a == "-target-feature":
-			c.features = append(c.features, next())
-		case a == "-E" || a == "-emit-llvm-bc" || a == "-emit-llvm" || a == "-emit-obj" || a == "-S" || a == "-fsyntax-only":
-			c.mode = a
-		case a == "-fopenmp-is-target-device":
+		case a.IsUnknown():
+			return nil, fmt.Errorf("clang -cc1 has no option %s", a.Value())
+		case a.IsInput():
+			return nil, fmt.Errorf("a second input %s before -x <language> <input>", a.Value())
+		}
+		switch opt.ID {
+		case "triple":
+			c.triple = a.Value()
+		case "o":
+			if a.Count != 2 {
+				return nil, fmt.Errorf("-o joined to its value")
+			}
+			c.outputArg = 2 + a.Index + 1
+			c.output = a.Value()
+		case "target_cpu":
+			c.targetCPU = a.Value()
+		case "target_feature":
+			c.features = append(c.features, a.Value())
+		case "E", "emit_llvm_bc", "emit_llvm", "emit_obj", "S", "fsyntax_only":
+			c.mode = a.Words(argv[2:])[0]
+		case "fopenmp_is_target_device":
 			c.openmpDevice = true
-		case a == "-fcuda-is-device":
+		case "fcuda_is_device":
 			c.cudaDevice = true
-		case a == "-fsycl-is-device":
+		case "fsycl_is_device":
 			c.syclDevice = true
-		case a == "-fopenmp-host-ir-file-path":
-			c.hostIR = next()
-		case strings.HasPrefix(a, "-fembed-offload-object="):
-			c.embed = append(c.embed, strings.TrimPrefix(a, "-fembed-offload-object="))
-		case a == "-dependency-file":
-			c.depFile = next()
-		case strings.HasPrefix(a, "--offload-targets=") || strings.HasPrefix(a, "-fopenmp-targets="):
+		case "fopenmp_host_ir_file_path":
+			c.hostIR = a.Value()
+		case "fembed_offload_object_EQ":
+			c.embed = append(c.embed, a.Value())
+		case "dependency_file":
+			c.depFile = a.Value()
+		case "offload_targets_EQ", "fopenmp_targets_EQ":
 			c.offloadTargets = true
-		case a == "-disable-llvm-passes":
+		case "disable_llvm_passes":
 			c.disablePasses = true
-		default:
-			if r, ok := readsFile(a); ok {
-				if r == "" {
-					r = next()
-				}
-				c.reads = append(c.reads, r)
-				if a == "-fcuda-include-gpubinary" {
-					c.gpuBinary = r
-				}
-			} else if cc1SeparateValues[a] {
-				next()
+		}
+		if opt.Value == options.ReadFile && !cc1ReadsElsewhere[opt.ID] {
+			c.reads = append(c.reads, a.Values...)
+			if opt.ID == "fcuda_include_gpubinary" {
+				c.gpuBinary = a.Value()
 			}
 		}
 	}
@@ -163,21 +151,6 @@ func parseCC1(argv []string) (*cc1Job, error) {
 		return nil, fmt.Errorf("the compile has no -o")
 	}
 	return c, nil
-}
-
-// readsFile reports whether a names an option of cc1Reads; value is the
-// joined value, or "" when the value is the next argument.
-func readsFile(a string) (value string, ok bool) {
-	for _, o := range cc1Reads {
-		if strings.HasSuffix(o, "=") {
-			if v, found := strings.CutPrefix(a, o); found {
-				return v, true
-			}
-		} else if a == o {
-			return "", true
-		}
-	}
-	return "", false
 }
 
 // device reports whether the compile is for an offload device.

@@ -254,7 +254,8 @@ func TestPlanFailsClosed(t *testing.T) {
 		jobs [][]string
 		want string
 	}{
-		{"unbound temporary", [][]string{cc1("-fsome-new-option=" + tmp + "/x.bin")}, "names a temporary file"},
+		{"unbound temporary", [][]string{cc1("-main-file-name", tmp+"/x.bin")}, "names a temporary file"},
+		{"option clang lacks", [][]string{cc1("-fsome-new-option=" + tmp + "/x.bin")}, "clang -cc1 has no option -fsome-new-option="},
 		{"temporary nobody writes", [][]string{cc1("-mlink-builtin-bitcode", tmp+"/lib.bc")}, "no earlier job writes"},
 		{"two writers", [][]string{cc1(), cc1()}, "written by two jobs"},
 		{"unknown tool", [][]string{{"/usr/bin/fatbinary", "--create", tmp + "/x.fatbin"}}, "does not know the tool fatbinary"},
