@@ -15,6 +15,7 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/internal/atomicfile"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/target"
 	"github.com/offcc/offcc/toolchain"
 )
@@ -108,13 +109,11 @@ func argsForSource(opts *Options, src string) []string {
 // clang's default name.
 func outputOf(opts *Options, src string, nsources int) string {
 	o, compileOnly := "", false
-	for i, a := range opts.ClangArgs {
-		switch {
-		case a == "-o" && i+1 < len(opts.ClangArgs):
-			o = opts.ClangArgs[i+1]
-		case strings.HasPrefix(a, "-o") && len(a) > 2 && !slices.Contains(opts.InputArgs, i):
-			o = a[2:]
-		case a == "-c" || a == "-S" || a == "-fsyntax-only":
+	for _, a := range opts.Args {
+		switch a.Option.ID {
+		case "o":
+			o = a.Value()
+		case "c", "S", "fsyntax_only":
 			compileOnly = true
 		}
 	}
@@ -128,47 +127,41 @@ func outputOf(opts *Options, src string, nsources int) string {
 	return strings.TrimSuffix(base, filepath.Ext(base)) + ".o"
 }
 
-// Options a device entry drops: those that name the output or the
-// dependency file (the host compile writes them), and, when one device
-// is selected, those that select devices.
+// The options, by ID (aliases resolved), that a device entry drops: those
+// that name the output or the dependency file (the host compile writes
+// them), those that pick the side, and, when one device is selected, those
+// that select devices. A host entry drops the side options.
 var (
-	outputFlags      = []string{"-MD", "-MMD", "-MP", "-MG"}
-	outputSeparate   = []string{"-o", "-MF", "-MT", "-MQ", "-MJ"}
-	selectorPrefixes = []string{"-fopenmp-targets=", "--offload-targets=", "--offload-arch=",
-		"--no-offload-arch=", "--offload=", "--cuda-gpu-arch=", "--no-cuda-gpu-arch="}
-	sideFlags = []string{"--offload-device-only", "--offload-host-only", "--offload-host-device",
-		"--cuda-device-only", "--cuda-host-only", "--cuda-compile-host-device"}
+	outputOptionIDs   = map[string]bool{"MD": true, "MMD": true, "MP": true, "MG": true, "o": true, "MF": true, "MT": true, "MQ": true, "MJ": true}
+	selectorOptionIDs = map[string]bool{"fopenmp_targets_EQ": true, "offload_targets_EQ": true, "offload_arch_EQ": true, "no_offload_arch_EQ": true}
+	sideOptionIDs     = map[string]bool{"offload_device_only": true, "offload_host_only": true, "offload_host_device": true}
 )
+
+// keepArgs returns the words of args (a driver command line) without the
+// arguments drop says to drop.
+func keepArgs(args []string, drop func(id string) bool) []string {
+	parsed, _ := options.ClangDriver().Parse(args)
+	var out []string
+	n := 0
+	for _, a := range parsed {
+		if !drop(a.Option.ID) {
+			out = append(out, a.Words(args)...)
+		}
+		n = a.Index + a.Count
+	}
+	return append(out, args[n:]...) // an option missing its value, as it was
+}
 
 // hostArgs returns the arguments of the host entry of an offload compile.
 func hostArgs(args []string) []string {
-	var out []string
-	for _, a := range args {
-		if !slices.Contains(sideFlags, a) {
-			out = append(out, a)
-		}
-	}
-	return append(out, "--offload-host-only")
+	return append(keepArgs(args, func(id string) bool { return sideOptionIDs[id] }), "--offload-host-only")
 }
 
 // deviceArgs returns the arguments of the device entry for t.
 func deviceArgs(args []string, t compileTarget, selectOne bool) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case slices.Contains(outputFlags, a) || slices.Contains(sideFlags, a):
-			continue
-		case slices.Contains(outputSeparate, a):
-			i++
-			continue
-		case hasAnyPrefix(a, outputSeparate) && len(a) > 2 && !strings.HasPrefix(a, "-obj"):
-			continue // -oFILE, -MFfile
-		case selectOne && hasAnyPrefix(a, selectorPrefixes):
-			continue
-		}
-		out = append(out, a)
-	}
+	out := keepArgs(args, func(id string) bool {
+		return outputOptionIDs[id] || sideOptionIDs[id] || selectOne && selectorOptionIDs[id]
+	})
 	out = append(out, "--offload-device-only")
 	if selectOne {
 		if target.IsGPU(t.triple) && t.id != "" {
@@ -178,15 +171,6 @@ func deviceArgs(args []string, t compileTarget, selectOne bool) []string {
 		}
 	}
 	return out
-}
-
-func hasAnyPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // updateCompileCommands merges entries into the compilation database at

@@ -33,7 +33,13 @@ func TestDeviceArgs(t *testing.T) {
 		{"CUDA arches",
 			[]string{"-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-gpu-arch=sm_90", "-c", "k.cu", "-objcmt-migrate-literals"},
 			compileTarget{"nvptx64-nvidia-cuda", "sm_90"}, true,
-			[]string{"-x", "cuda", "-c", "k.cu", "-objcmt-migrate-literals", "--offload-device-only", "--offload-arch=sm_90"}},
+			// -objcmt-migrate-literals is clang -cc1's: clang's driver reads
+			// it as -o bjcmt-migrate-literals, an output.
+			[]string{"-x", "cuda", "-c", "k.cu", "--offload-device-only", "--offload-arch=sm_90"}},
+		{"spellings and aliases of dropped options",
+			[]string{"-x", "cuda", "--offload-arch=sm_80,sm_90", "--cuda-device-only", "--output", "k.o", "-MFk.d", "-MQ", "k.o", "-c", "k.cu"},
+			compileTarget{"nvptx64-nvidia-cuda", "sm_90"}, true,
+			[]string{"-x", "cuda", "-c", "k.cu", "--offload-device-only", "--offload-arch=sm_90"}},
 	}
 	for _, tt := range tests {
 		if got := deviceArgs(tt.args, tt.target, tt.selectOne); !slices.Equal(got, tt.want) {
