@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/ompinfo"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -21,24 +21,30 @@ import (
 // results are stored changes it.
 const keyVersion = "offcc action v1"
 
-// uncacheableArgs maps options (exact, or prefixes ending in '=') that
-// make an action's outputs not only a function of its inputs, or that
-// write files the plan does not know, to the reason counted for them.
-var uncacheableArgs = []struct{ arg, reason string }{
-	{"-save-temps", "-save-temps"},
-	{"-save-temps=", "-save-temps"},
-	{"-ftime-trace", "-ftime-trace"},
-	{"-ftime-trace=", "-ftime-trace"},
-	{"-coverage-notes-file", "--coverage notes"},
-	{"-coverage-notes-file=", "--coverage notes"},
-	{"-split-dwarf-output", "split DWARF (.dwo) output"},
-	{"-header-include-file", "-H output file"},
-	{"-stats-file=", "-stats-file"},
-	{"-opt-record-file", "optimization record file"},
-	{"-fmodules", "clang modules"},
-	{"-fmodules-cache-path=", "clang modules"},
-	{"-fimplicit-module-maps", "clang modules"},
-	{"-MJ", "-MJ"},
+// commandArgs parses an external command's arguments with its tool's
+// option table: clang's driver, -cc1 or -cc1as, or lld. It returns nil
+// for other tools (NVIDIA's, offcc's own steps), whose options write no
+// file the plan does not know.
+func commandArgs(cmd []string) []*options.Arg {
+	if len(cmd) < 2 {
+		return nil
+	}
+	var table *options.Table
+	args := cmd[1:]
+	switch tool := toolchain.ToolName(cmd[0]); {
+	case tool == "clang" && cmd[1] == "-cc1":
+		table, args = options.ClangCC1(), cmd[2:]
+	case tool == "clang" && cmd[1] == "-cc1as":
+		table, args = options.ClangCC1As(), cmd[2:]
+	case tool == "clang":
+		table = options.ClangDriver()
+	case tool == "lld" || tool == "ld.lld":
+		table = options.LLD()
+	default:
+		return nil
+	}
+	parsed, _ := table.Parse(args) // what clang rejects, it rejects itself
+	return parsed
 }
 
 // uncacheable returns why a's outputs cannot be cached, or "".
@@ -72,11 +78,9 @@ func (s *Session) uncacheable(a *actions.Action) string {
 			return "output to a device file"
 		}
 	}
-	for _, arg := range append(slices.Clip(a.Command[min(1, len(a.Command)):]), a.KeyArgs...) {
-		for _, u := range uncacheableArgs {
-			if arg == u.arg || strings.HasSuffix(u.arg, "=") && strings.HasPrefix(arg, u.arg) {
-				return u.reason
-			}
+	for _, arg := range commandArgs(a.Command) {
+		if why := arg.Option.Uncacheable; why != "" {
+			return why
 		}
 	}
 	return a.UnknownReads
@@ -344,40 +348,25 @@ const (
 	dirGroups
 )
 
-// searchOptions are the cc1 options that name include directories, with
-// their group; joined: the value may follow the option in one argument
-// ("-Idir"). Longer spellings come before their prefixes.
-var searchOptions = []struct {
-	opt    string
-	group  int
-	joined bool
-}{
-	{"-iquote", quoteDirs, true},
-	{"-isystem-after", afterDirs, true},
-	{"-isystem", systemDirs, false},
-	{"-internal-externc-isystem", systemDirs, false},
-	{"-internal-isystem", systemDirs, false},
-	{"-c-isystem", systemDirs, true},
-	{"-cxx-isystem", systemDirs, true},
-	{"-objc-isystem", systemDirs, true},
-	{"-idirafter", afterDirs, true},
-	{"-I", angledDirs, true},
+// searchGroups are the groups of the cc1 options that add include
+// directories, by option ID.
+var searchGroups = map[string]int{
+	"iquote":  quoteDirs,
+	"I":       angledDirs,
+	"isystem": systemDirs, "internal_isystem": systemDirs, "internal_externc_isystem": systemDirs,
+	"c_isystem": systemDirs, "cxx_isystem": systemDirs, "objc_isystem": systemDirs, "objcxx_isystem": systemDirs,
+	"idirafter": afterDirs, "isystem_after": afterDirs,
 }
 
 // searchDirs returns a cc1 command's include search directories in the
 // order the preprocessor searches them.
 func searchDirs(argv []string) []string {
 	var groups [dirGroups][]string
-	for i := 1; i < len(argv); i++ {
-		for _, o := range searchOptions {
-			if argv[i] == o.opt && i+1 < len(argv) {
-				i++
-				groups[o.group] = append(groups[o.group], argv[i])
-				break
-			}
-			if v, ok := strings.CutPrefix(argv[i], o.opt); ok && v != "" && o.joined {
-				groups[o.group] = append(groups[o.group], v)
-				break
+	if len(argv) > 0 {
+		args, _ := options.ClangCC1().Parse(argv[1:])
+		for _, a := range args {
+			if g, ok := searchGroups[a.Option.ID]; ok && a.Value() != "" {
+				groups[g] = append(groups[g], a.Value())
 			}
 		}
 	}

@@ -37,7 +37,9 @@ func TestSearchDirs(t *testing.T) {
 			"-internal-isystem-other",
 			"-iwithprefix", "/wp",
 		}, nil},
-		{"-isystem-after searches last", []string{"-isystem-after", "/late", "-I", "/a"}, []string{"/a", "/late"}},
+		// -isystem-after is the driver's: clang -cc1 reads -isystem "-after".
+		{"-isystem-after is not a cc1 option", []string{"-isystem-after", "/late", "-I", "/a"}, []string{"/a", "-after"}},
+		{"joined system forms", []string{"-isystemsys", "-objcxx-isystem", "/oc", "-cxx-isystem/cx"}, []string{"sys", "/oc", "/cx"}},
 		{"a value that looks like an option", []string{"-I", "-isystem", "/y"}, []string{"-isystem"}},
 		{"an option with no value at the end", []string{"-I", "/a", "-I"}, []string{"/a"}},
 		{"argv[0] is the program", []string{}, nil},
@@ -192,17 +194,25 @@ func TestUncacheable(t *testing.T) {
 		}
 	}
 	with := func(f func(a *actions.Action)) *actions.Action { a := compile(); f(a); return a }
+	// A clang driver command: options of the driver only (-save-temps,
+	// -MJ) are read with the driver's table, not -cc1's.
+	driverCmd := func(args ...string) *actions.Action {
+		a := compile()
+		a.Command = append([]string{k.clang, "-c", "-o", obj, src}, args...)
+		return a
+	}
 	tests := []struct {
 		name string
 		a    *actions.Action
 		why  string // "" for cacheable
 	}{
 		{"a plain compile", compile("-O2"), ""},
-		{"-save-temps", compile("-save-temps"), "-save-temps"},
+		{"-save-temps", driverCmd("-save-temps"), "-save-temps"},
+		{"--save-temps", driverCmd("--save-temps"), "-save-temps"},
 		{"-save-temps=obj", compile("-save-temps=obj"), "-save-temps"},
 		{"-ftime-trace=", compile("-ftime-trace=t.json"), "-ftime-trace"},
 		{"-fmodules", compile("-fmodules"), "clang modules"},
-		{"-MJ", compile("-MJ"), "-MJ"},
+		{"-MJ", driverCmd("-MJ", "m.json"), "-MJ"},
 		{"split DWARF", compile("-split-dwarf-output", "m.dwo"), "split DWARF (.dwo) output"},
 		{"options only like those", compile("-fmodules-ts-ish=1", "-save-tempsx", "-MJx"), ""},
 		{"an option in argv[0]'s place", with(func(a *actions.Action) { a.Command[0] = "-save-temps" }), ""},
