@@ -3,11 +3,16 @@
 # and the build tools its end-to-end tests run (cmake, ninja-build: the CMake
 # tests of e2e/cmake_test.go), redis-server (the shared cache's tests start
 # one on a loopback port), and ccache, the peer scripts/bench-cache.sh
-# compares the build cache with. As root it installs what is missing with
+# compares the build cache with; libclang-22-dev, whose Options.inc the
+# option table's test regenerates offcc's copy of clang's option table from;
+# Debian's ROCm 5.2 HIP (libamdhip64-dev, rocm-device-libs), which the HIP
+# end-to-end tests and scripts/bench-hip-rocm.sh compile real HIP code
+# against; and bubblewrap, the farm worker's sandbox. As root it installs what is missing with
 # apt-get; otherwise it prints the one-line command to run and fails.
 set -euo pipefail
 
 PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools
+	libclang-22-dev libamdhip64-dev rocm-device-libs bubblewrap
 	cmake ninja-build ccache redis-server)
 
 installed() {
