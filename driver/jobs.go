@@ -135,7 +135,17 @@ func parseCC1(argv []string) (*cc1Job, error) {
 			c.disablePasses = true
 		}
 		if opt.Value == options.ReadFile && !cc1ReadsElsewhere[opt.ID] {
-			c.reads = append(c.reads, a.Values...)
+			for _, v := range a.Values {
+				switch opt.ID {
+				case "remap_file": // <from>;<to>: the contents of <to> are read
+					_, v, _ = strings.Cut(v, ";")
+				case "fmodule_file": // [<name>=]<file>
+					if i := strings.IndexByte(v, '='); i >= 0 {
+						v = v[i+1:]
+					}
+				}
+				c.reads = append(c.reads, v)
+			}
 			if opt.ID == "fcuda_include_gpubinary" {
 				c.gpuBinary = a.Value()
 			}

@@ -81,6 +81,7 @@ var clangGroups = []semGroup{
 	// the job does not ship: farm workers never read them.
 	{value: ReadFile, noRemote: "VFS overlay maps files the job does not ship",
 		ids: []string{"ivfsoverlay", "vfsoverlay"}},
+	// (-fmodule-file='s value is [<name>=]<file>.)
 	{value: ReadFile, noRemote: "prebuilt modules are not shipped", ids: []string{"fmodule_file"}},
 
 	// --- Directories searched ---------------------------------------
