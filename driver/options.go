@@ -72,7 +72,8 @@ type Options struct {
 	SYCLBIN, SYCLBINArg string
 	// SYCLBINVersion is --syclbin-version=N (0 when not given).
 	SYCLBINVersion int
-	// Args are ClangArgs parsed with clang's option table, in order.
+	// Args are ClangArgs parsed with clang's option table, in order; an
+	// Arg's Index is its place in ClangArgs.
 	Args []*options.Arg
 	// NewDriver is --offload-new-driver (the last of it and
 	// --no-offload-new-driver); HIPLink is --hip-link. With offload
@@ -279,8 +280,7 @@ func Parse(args []string) (*Options, error) {
 			}
 		}
 		o.apply(a, &lang)
-		o.ClangArgs = append(o.ClangArgs, words...)
-		o.Args = append(o.Args, a)
+		o.appendArg(a, words)
 	}
 	if o.Help {
 		o.PreprocessOnly = false
@@ -291,8 +291,20 @@ func Parse(args []string) (*Options, error) {
 // appendClang adds arguments of offcc's making to the clang command line.
 func (o *Options) appendClang(table *options.Table, words []string) {
 	parsed, _ := table.Parse(words)
+	for _, a := range parsed {
+		o.appendArg(a, a.Words(words))
+	}
+}
+
+// appendArg adds a parsed argument, the words it took, to the clang
+// command line; its Index becomes its place in ClangArgs.
+func (o *Options) appendArg(a *options.Arg, words []string) {
+	a.Index = len(o.ClangArgs)
+	if a.Alias != nil {
+		a.Alias.Index = a.Index
+	}
 	o.ClangArgs = append(o.ClangArgs, words...)
-	o.Args = append(o.Args, parsed...)
+	o.Args = append(o.Args, a)
 }
 
 // apply records what a clang argument means to offcc; lang is the last -x.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/target"
 )
@@ -48,9 +49,11 @@ type syclbinArg struct {
 // stage instead of compiling them.
 var syclbinLinkInputs = map[string]bool{"o": true, "obj": true, "a": true, "lo": true, "syclbin": true, "out": true}
 
-// syclbinConflicts are the options that contradict -fsyclbin: they ask for
-// host output or for a compile that stops early.
-var syclbinConflicts = []string{"-c", "-S", "-E", "-fsyntax-only", "-fsycl-host-only", "--offload-host-only", "--cuda-host-only"}
+// syclbinConflicts are the options, by ID (aliases resolved), that
+// contradict -fsyclbin: they ask for host output or for a compile that
+// stops early.
+var syclbinConflicts = map[string]bool{"c": true, "S": true, "E": true, "fsyntax_only": true,
+	"fsycl_host_only": true, "offload_host_only": true}
 
 // checkSYCLBIN applies -fsyclbin's rules to a parsed command line: it
 // returns a warning when -fsycl-device-only takes precedence (and drops
@@ -59,14 +62,14 @@ func checkSYCLBIN(opts *Options) (warning string, err error) {
 	if opts.SYCLBIN == "" {
 		return "", nil
 	}
-	if slices.Contains(opts.ClangArgs, "-fsycl-device-only") {
+	if slices.ContainsFunc(opts.Args, func(a *options.Arg) bool { return a.Typed().Option.ID == "fsycl_device_only" }) {
 		arg := opts.SYCLBINArg
 		opts.SYCLBIN, opts.SYCLBINArg = "", ""
 		return fmt.Sprintf("argument unused during compilation: '%s' [-Wunused-command-line-argument]", arg), nil
 	}
-	for _, c := range syclbinConflicts {
-		if slices.Contains(opts.ClangArgs, c) {
-			return "", fmt.Errorf("invalid argument '%s' not allowed with '%s'", opts.SYCLBINArg, c)
+	for _, a := range opts.Args {
+		if syclbinConflicts[a.Option.ID] {
+			return "", fmt.Errorf("invalid argument '%s' not allowed with '%s'", opts.SYCLBINArg, a.Typed().Spelling)
 		}
 	}
 	switch {
@@ -85,33 +88,28 @@ func checkSYCLBIN(opts *Options) (warning string, err error) {
 // the sources.
 func newSYCLBINBuild(opts *Options) *syclbinBuild {
 	b := &syclbinBuild{output: "a.syclbin", state: opts.SYCLBIN, version: opts.SYCLBINVersion}
-	isInput := map[int]bool{}
-	for _, i := range opts.InputArgs {
-		isInput[i] = true
-	}
 	var args, sources []string
-	for i := 0; i < len(opts.ClangArgs); i++ {
-		a := opts.ClangArgs[i]
+	hasSYCL := false
+	for _, a := range opts.Args {
 		switch {
-		case isInput[i]:
-			src := !syclbinLinkInputs[strings.ToLower(fileExt(a))]
+		case a.IsInput():
+			in := a.Value()
+			src := !syclbinLinkInputs[strings.ToLower(fileExt(in))]
 			if src {
-				sources = append(sources, a)
+				sources = append(sources, in)
 			}
-			b.inputs = append(b.inputs, syclbinArg{a, src})
+			b.inputs = append(b.inputs, syclbinArg{in, src})
 			continue
-		case a == "-o" && i+1 < len(opts.ClangArgs):
-			b.output = opts.ClangArgs[i+1]
-			i++
+		case a.Option.ID == "o":
+			b.output = a.Value()
 			continue
-		case strings.HasPrefix(a, "-o") && len(a) > 2:
-			b.output = a[2:]
-			continue
+		case a.Option.ID == "fsycl":
+			hasSYCL = true
 		}
-		args = append(args, a)
+		args = append(args, a.Words(opts.ClangArgs)...)
 	}
 	if len(sources) > 0 {
-		if !slices.Contains(args, "-fsycl") {
+		if !hasSYCL {
 			args = append([]string{"-fsycl"}, args...) // -fsyclbin implies -fsycl
 		}
 		b.clangArgs = append(append(args, "--offload-device-only", "-c"), sources...)

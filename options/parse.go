@@ -23,6 +23,15 @@ type Arg struct {
 	Index, Count int
 }
 
+// Typed returns the argument as typed: its Alias when it spelled an alias,
+// else the argument itself.
+func (a *Arg) Typed() *Arg {
+	if a.Alias != nil {
+		return a.Alias
+	}
+	return a
+}
+
 // IsInput reports whether the argument is positional (an input file).
 func (a *Arg) IsInput() bool { return a.Option.Kind == Input }
 
