@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/options"
 )
 
 // IncludeScanner finds, without running clang, a superset of the files a
@@ -113,69 +114,14 @@ type inclArgs struct {
 	defs       [][2]string // -D NAME=IDENT
 }
 
-// inclSeparate are the cc1 options whose value is the next argument (found
-// by asking clang 22's cc1 for each option name in its library), less the
-// ones Scan handles itself.
-var inclSeparate = map[string]bool{
-	"-U": true, "-MQ": true, "-MT": true, "-o": true, "-x": true,
-	"-add-plugin": true, "-analyze-function": true, "-analyzer-checker": true,
-	"-analyzer-config": true, "-analyzer-config-compatibility-mode": true,
-	"-analyzer-constraints": true, "-analyzer-disable-checker": true,
-	"-analyzer-dump-egraph": true, "-analyzer-inline-max-stack-depth": true,
-	"-analyzer-inlining-mode": true, "-analyzer-max-loop": true,
-	"-analyzer-output": true, "-analyzer-purge": true, "-as-secure-log-file": true,
-	"-ast-dump-filter": true, "-aux-target-cpu": true, "-aux-target-feature": true,
-	"-aux-triple": true, "-code-completion-at": true,
-	"-darwin-target-variant-triple": true, "-default-function-attr": true,
-	"-dependency-dot": true, "-dependency-file": true, "-diagnostic-log-file": true,
-	"-dumpdir": true, "-dwarf-debug-flags": true, "-error-on-deserialized-decl": true,
-	"-exception-model": true, "-fbracket-depth": true, "-fconstant-string-class": true,
-	"-fcuda-include-gpubinary": true, "-fdebug-compilation-dir": true,
-	"-fdiagnostics-format": true, "-fdiagnostics-show-category": true,
-	"-ferror-limit": true, "-fexperimental-openacc-macro-override": true,
-	"-fopenmp-host-ir-file-path": true, "-ftabstop": true, "-ftrapv-handler": true,
-	"-function-alignment": true, "-header-include-file": true, "-hlsl-entry": true,
-	"-main-file-name": true, "-mdebug-pass": true, "-meabi": true, "-mfloat-abi": true,
-	"-mfpmath": true, "-mlimit-float-precision": true, "-mlink-bitcode-file": true,
-	"-mlink-builtin-bitcode": true, "-mllvm": true, "-mmlir": true,
-	"-module-dependency-dir": true, "-mregparm": true, "-mrelocation-model": true,
-	"-msmall-data-limit": true, "-mthread-model": true, "-mtp": true,
-	"-object-file-name": true, "-opt-record-file": true, "-opt-record-format": true,
-	"-opt-record-passes": true, "-pic-level": true, "-plugin": true,
-	"-record-command-line": true, "-serialize-diagnostic-file": true,
-	"-source-date-epoch": true, "-split-dwarf-file": true, "-split-dwarf-output": true,
-	"-stack-protector": true, "-stack-protector-buffer-size": true,
-	"-stack-usage-file": true, "-target-abi": true, "-target-cpu": true,
-	"-target-feature": true, "-target-linker-version": true, "-triple": true,
-	"-tune-cpu": true,
-}
+// inclUnmodelledPrefixes are the prefixes of the IDs of modules options
+// (-fmodules, -fmodule-map-file=, -fmodule-file=, -fprebuilt-module-path=,
+// -fapinotes-modules ...), which the scan does not model.
+var inclUnmodelledPrefixes = []string{"fmodule", "fprebuilt", "fapinotes"}
 
-// inclAngledOptions add a directory searched for "" and <> names (the
-// separate form; -I, -isystem and -idirafter also take it joined).
-var inclAngledOptions = map[string]bool{
-	"-I": true, "-isystem": true, "-idirafter": true, "-internal-isystem": true,
-	"-internal-externc-isystem": true, "-c-isystem": true, "-cxx-isystem": true,
-	"-objc-isystem": true, "-objcxx-isystem": true,
-}
-
-// inclRefused are options under which the scan cannot promise a superset.
-var inclRefused = map[string]bool{
-	"-include-pch": true, "-chain-include": true, "-ast-merge": true, "-remap-file": true,
-	"-load": true, "-vfsoverlay": true, "--vfsoverlay": true, "-ivfsoverlay": true,
-	"-fms-compatibility": true, "-fcxx-modules": true, "-fimplicit-module-maps": true,
-	"-fbuiltin-module-map": true, "-fmodules-ts": true,
-}
-
-// inclRefusedPrefixes are the prefixes of more such options (joined forms).
-var inclRefusedPrefixes = []string{
-	"-fmodule", // -fmodules, -fmodule-map-file=, -fmodule-file=, -fmodule-name= ...
-	"-fprebuilt-module-path", "-fprebuilt-implicit-modules", "-fapinotes",
-	"-F", "-vfsoverlay", "--vfsoverlay", "-load",
-}
-
-// inclHarmlessI are the cc1 options starting with -i that do not touch
-// header search; any other -i option is refused.
-var inclHarmlessI = map[string]bool{"-init-only": true, "-import-call-optimization": true}
+// inclIncludePathGroups are the groups of clang's include-path options
+// (-I, -i...): one inclParseArgs does not handle is not modelled.
+var inclIncludePathGroups = []string{"IncludePath_Group", "clang_i_Group", "i_Group"}
 
 // inclParseArgs reads a cc1 line; why says what it cannot model.
 func inclParseArgs(args []string, cwd string) (*inclArgs, string) {
@@ -226,136 +172,79 @@ func inclParseArgs(args []string, cwd string) (*inclArgs, string) {
 		*list = append(*list, v)
 		return ""
 	}
-	for i := 1; i < n-3; i++ {
-		arg := args[i]
-		// next returns the option's separate value.
-		next := func() (string, bool) {
-			if i+1 >= n-3 {
-				return "", false
-			}
-			i++
-			return args[i], true
-		}
-		lacks := fmt.Sprintf("option %s lacks its value", arg)
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			return nil, fmt.Sprintf("unexpected positional argument %q (cc1 input not last?)", arg)
-		}
-		if inclRefused[arg] {
-			return nil, fmt.Sprintf("option %s is not modelled", arg)
-		}
-		switch {
-		case inclAngledOptions[arg]:
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			if why := dir(&angled, arg, v); why != "" {
-				return nil, why
-			}
-			continue
-		case arg == "-iquote":
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			if why := dir(&quoted, arg, v); why != "" {
-				return nil, why
-			}
-			continue
-		case arg == "-include" || arg == "--include" || arg == "-imacros" || arg == "--imacros":
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			forced = append(forced, v)
-			continue
-		case arg == "-isysroot":
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			sysroot = v
-			continue
-		case arg == "-working-directory":
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			workDir = v
-			continue
-		case arg == "-resource-dir":
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			resourceDir = v
-			continue
-		case arg == "-D":
-			v, ok := next()
-			if !ok {
-				return nil, lacks
-			}
-			if why := inclDefine(a, v); why != "" {
-				return nil, why
-			}
-			continue
-		case inclSeparate[arg] || strings.HasPrefix(arg, "-plugin-arg-"):
-			if _, ok := next(); !ok {
-				return nil, lacks
-			}
-			continue
-		}
-		for _, p := range inclRefusedPrefixes {
-			if strings.HasPrefix(arg, p) {
-				return nil, fmt.Sprintf("option %s is not modelled", arg)
-			}
-		}
-		// Joined forms.
+	// The options, parsed as cc1 parses them, before the final -x LANG
+	// FILE: an option there that lacks its value would take them.
+	opts := args[1 : n-3]
+	parsed, err := options.ClangCC1().Parse(opts)
+	var missing *options.MissingValueError
+	if errors.As(err, &missing) {
+		return nil, fmt.Sprintf("option %s lacks its value", missing.Spelling)
+	} else if err != nil {
+		return nil, err.Error()
+	}
+	for _, arg := range parsed {
+		o := arg.Option
+		// The option as typed, for messages.
+		typed := strings.Join(arg.Words(opts), " ")
 		var why string
 		switch {
-		case arg == "-I-":
-			why = "option -I- is not modelled"
-		case strings.HasPrefix(arg, "-D"):
-			why = inclDefine(a, arg[2:])
-		case strings.HasPrefix(arg, "-I"):
-			why = dir(&angled, "-I", arg[2:])
-		case strings.HasPrefix(arg, "-isystem"):
-			why = dir(&angled, "-isystem", arg[len("-isystem"):])
-		case strings.HasPrefix(arg, "-idirafter"):
-			why = dir(&angled, "-idirafter", arg[len("-idirafter"):])
-		case strings.HasPrefix(arg, "-iquote"):
-			why = dir(&quoted, "-iquote", arg[len("-iquote"):])
-		case strings.HasPrefix(arg, "--embed-dir="):
-			why = dir(&embed, "--embed-dir", arg[len("--embed-dir="):])
-		case strings.HasPrefix(arg, "-isysroot"):
-			sysroot = arg[len("-isysroot"):]
-		case strings.HasPrefix(arg, "--include"):
-			forced = append(forced, arg[len("--include"):])
-		case strings.HasPrefix(arg, "--imacros"):
-			forced = append(forced, arg[len("--imacros"):])
-		case strings.HasPrefix(arg, "-include"):
-			forced = append(forced, arg[len("-include"):])
-		case strings.HasPrefix(arg, "-imacros"):
-			forced = append(forced, arg[len("-imacros"):])
-		case strings.HasPrefix(arg, "-working-directory="):
-			workDir = arg[len("-working-directory="):]
-		case strings.HasPrefix(arg, "-i") || strings.HasPrefix(arg, "--i"):
-			if !inclHarmlessI[arg] {
-				why = fmt.Sprintf("option %s is not modelled", arg)
-			}
-		case arg == "-nostdsysteminc":
+		case arg.IsInput():
+			return nil, fmt.Sprintf("unexpected positional argument %q (cc1 input not last?)", arg.Value())
+		case arg.IsUnknown():
+			return nil, fmt.Sprintf("clang -cc1 has no option %s", arg.Value())
+		}
+		switch o.ID {
+		case "include_pch", "chain_include", "ast_merge", "remap_file", "load", "ivfsoverlay", "vfsoverlay",
+			"fms_compatibility", "fcxx_modules", "fimplicit_module_maps", "fbuiltin_module_map",
+			"F", "I_", "internal_iframework":
+			// Precompiled headers and ASTs, remapped files, plugins, VFS
+			// overlays, MSVC's header search rules, modules, frameworks
+			// and -I- (a driver option: cc1 reads "-I-" as -I with the
+			// directory "-"): the scan cannot promise a superset under
+			// them.
+			return nil, fmt.Sprintf("option %s is not modelled", typed)
+		case "I", "isystem", "idirafter", "internal_isystem", "internal_externc_isystem",
+			"c_isystem", "cxx_isystem", "objc_isystem", "objcxx_isystem":
+			why = dir(&angled, arg.Spelling, arg.Value())
+		case "iquote":
+			why = dir(&quoted, arg.Spelling, arg.Value())
+		case "embed_dir_EQ":
+			why = dir(&embed, "--embed-dir", arg.Value())
+		case "include", "imacros":
+			forced = append(forced, arg.Value())
+		case "isysroot":
+			sysroot = arg.Value()
+		case "working_directory":
+			workDir = arg.Value()
+		case "resource_dir":
+			resourceDir = arg.Value()
+		case "D":
+			why = inclDefine(a, arg.Value())
+		case "nostdsysteminc":
 			noStdSys = true
-		case arg == "-nobuiltininc":
+		case "nobuiltininc":
 			noBuiltin = true
-		case arg == "-finclude-default-header":
+		case "finclude_default_header":
 			defaultHeader = true
-		case strings.HasPrefix(arg, "-fdepfile-entry="), strings.HasPrefix(arg, "-fprofile-list="):
-			_, v, _ := strings.Cut(arg, "=")
-			extra = append(extra, v)
-		case strings.HasPrefix(arg, "-fsanitize-ignorelist="), strings.HasPrefix(arg, "-fsanitize-system-ignorelist="):
+		case "fdepfile_entry", "fprofile_list_EQ":
+			extra = append(extra, arg.Value())
+		case "fsanitize_ignorelist_EQ", "fsanitize_system_ignorelist_EQ":
 			// As clang, which lists only values without '='.
-			if _, v, _ := strings.Cut(arg, "="); !strings.Contains(v, "=") {
+			if v := arg.Value(); !strings.Contains(v, "=") {
 				extra = append(extra, v)
+			}
+		case "nostdincxx", "system_header_prefix", "no_system_header_prefix":
+			// They remove directories cc1 would add itself, or change
+			// which headers are system headers: the scan's
+			// directories remain a superset.
+		default:
+			if inclHasPrefix(o.ID, inclUnmodelledPrefixes) {
+				return nil, fmt.Sprintf("option %s is not modelled", typed)
+			}
+			for _, g := range inclIncludePathGroups {
+				if o.InGroup(g) {
+					return nil, fmt.Sprintf("option %s is not modelled", typed)
+				}
 			}
 		}
 		if why != "" {
@@ -395,6 +284,16 @@ func inclParseArgs(args []string, cwd string) (*inclArgs, string) {
 		a.implicit = []string{"opencl-c.h", "opencl-c-base.h", "hlsl.h"}
 	}
 	return a, ""
+}
+
+// inclHasPrefix reports whether s starts with one of prefixes.
+func inclHasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // inclDefine records the value of -D in a when it may define an alias

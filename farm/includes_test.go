@@ -245,6 +245,32 @@ func TestIncludeScanner(t *testing.T) {
 		opts:  []string{"-fsanitize-ignorelist=ign.txt", "-fprofile-list=pl.txt", "-fdepfile-entry=absent.txt"},
 		want:  []string{"main.c", "ign.txt", "pl.txt"},
 	}, {
+		// Every spelling of the options that add directories, as clang's
+		// cc1 table has them: joined or separate, and "-I-", which cc1
+		// reads as -I with the directory "-".
+		name: "directory options in every spelling",
+		files: map[string]string{
+			"main.c": "#include <a1.h>\n#include <a2.h>\n#include <a3.h>\n#include <a4.h>\n#include <a5.h>\n" +
+				"#include <a6.h>\n#include <a7.h>\n#include <a8.h>\n#include \"q1.h\"\n#include \"q2.h\"\n#include <dash.h>\n",
+			"d1/a1.h": "", "d2/a2.h": "", "d3/a3.h": "", "d4/a4.h": "", "d5/a5.h": "", "d6/a6.h": "",
+			"d7/a7.h": "", "d8/a8.h": "", "q1/q1.h": "", "q2/q2.h": "", "-/dash.h": "",
+		},
+		opts: []string{"-isystemd1", "-isystem", "d2", "-objcxx-isystem", "d3", "-cxx-isystem", "d4",
+			"-c-isystem", "d5", "-objc-isystem", "d6", "-idirafterd7", "-I", "d8", "-iquoteq1", "-iquote", "q2", "-I-"},
+		want: []string{"main.c", "d1/a1.h", "d2/a2.h", "d3/a3.h", "d4/a4.h", "d5/a5.h", "d6/a6.h", "d7/a7.h", "d8/a8.h",
+			"q1/q1.h", "q2/q2.h", "-/dash.h"},
+	}, {
+		name:  "forced includes in every spelling",
+		files: map[string]string{"main.c": "", "f1.h": "", "f2.h": "", "f3.h": "", "f4.h": ""},
+		opts:  []string{"-includef1.h", "--include", "f2.h", "-imacrosf3.h", "--imacros", "f4.h"},
+		want:  []string{"main.c", "f1.h", "f2.h", "f3.h", "f4.h"},
+	}, {
+		name:  "options that do not touch header search",
+		files: map[string]string{"main.c": ""},
+		opts: []string{"-inline-asm=att", "-init-only", "-nostdinc++", "--system-header-prefix=x/", "-U", "X",
+			"-main-file-name", "-fmodules", "-mllvm", "-fmodule-file=x", "-plugin-arg-x", "-I="},
+		want: []string{"main.c"},
+	}, {
 		name:  "header map",
 		files: map[string]string{"main.c": "", "x.hmap": ""},
 		opts:  []string{"-I", "x.hmap"},
@@ -308,6 +334,20 @@ func TestIncludeScannerOptions(t *testing.T) {
 		{inclCC1("-isystem", "$SYSROOT/usr/include"), "sysroot-relative"},
 		{inclCC1("-fms-compatibility"), "-fms-compatibility"},
 		{inclCC1("-index-header-map"), "-index-header-map"},
+		{inclCC1("-fbuild-session-timestamp=1"), "-fbuild-session-timestamp=1 is not modelled"},
+		{inclCC1("-fprebuilt-module-path=p"), "-fprebuilt-module-path=p is not modelled"},
+		{inclCC1("-fapinotes-modules"), "-fapinotes-modules is not modelled"},
+		{inclCC1("-iapinotes-modules", "p"), "-iapinotes-modules p is not modelled"},
+		{inclCC1("-vfsoverlay", "o.yaml"), "-vfsoverlay o.yaml is not modelled"},
+		{inclCC1("-ivfsoverlayo.yaml"), "-ivfsoverlayo.yaml is not modelled"},
+		{inclCC1("-remap-file", "a;b"), "-remap-file"},
+		{inclCC1("-load", "p.so"), "-load"},
+		{inclCC1("-iquote="), "sysroot-relative"},
+		{inclCC1("--embed-dir="), "empty directory for --embed-dir"},
+		{inclCC1("-isystem", ""), "empty directory for -isystem"},
+		{inclCC1("-Xclang", "-I", "-Xclang", "x"), "clang -cc1 has no option -Xclang"},
+		{inclCC1("-include"), "option -include lacks its value"},
+		{[]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-plugin-arg-x", "-x", "c", "main.c"}, "lacks its value"},
 		{[]string{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-nostdsysteminc", "-nobuiltininc", "main.c"}, "-x LANG FILE"},
 		{[]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-x", "c", "main.c", "-x", "c", "other.c"}, "positional"},
 		{[]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-mllvm", "-x", "c", "main.c"}, "lacks its value"},

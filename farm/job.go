@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/offcc/offcc/options"
 )
 
 // Job is one action sent to a worker: the record of its job entry, whose
@@ -68,117 +70,124 @@ func decodeJob(data []byte) (*Job, error) {
 	return &j, nil
 }
 
-// Option tables for checking a job's command line (see check).
-var (
-	// Options that load code into the tool, or make it read or write
-	// files the job does not name: never run, alone, joined to their
-	// value or followed by "=".
-	deniedOptions = []string{
-		"-load", "-plugin", "-add-plugin", "-ivfsoverlay", "-working-directory",
-		"-fmodules-cache-path", "-fmodule-file", "-fprebuilt-module-path", "-stats-file",
-		"-opt-record-file", "-MF", "-header-include-file", "-fprofile-instrument-path",
-		"-coverage-notes-file", "-coverage-data-file", "-split-dwarf-output",
-		"-emit-pch", "-emit-module", "-Map", "--Map", "--reproduce", "--why-extract",
-		"--dependency-file", "--script", "--version-script", "--dynamic-list",
-		"--library-path", "--print-archive-stats", "--lto-obj-path", "-L", "-T",
-		"-serialize-diagnostic-file", "-diagnostic-log-file", "-stack-usage-file",
-		"-module-dependency-dir", "-dependency-dot", "-MJ", "--output",
-	}
-	// Prefixes of arguments never run (plugins, dumps, files written
-	// beside the output).
-	deniedPrefixes = []string{
-		"-fpass-plugin", "-fplugin", "-load=", "--load-pass-plugin", "-load-pass-plugin",
-		"-dump-", "-ast-dump", "-ftime-trace", "-save-temps", "--save-temps",
-		"-fcrash-diagnostics", "-plugin-arg-",
-	}
-	// Options whose next argument is a name or a directory, not a file
-	// read or written.
-	nameOptions = map[string]bool{
-		"-MT": true, "-MQ": true, "-main-file-name": true, "-resource-dir": true,
-		"-internal-isystem": true, "-internal-externc-isystem": true, "-isystem": true,
-		"-I": true, "-iquote": true, "-idirafter": true, "-isysroot": true,
-		"-fdebug-compilation-dir": true, "-fcoverage-compilation-dir": true,
-		"-dwarf-debug-flags": true, "-split-dwarf-file": true, "-triple": true,
-		"-aux-triple": true, "-target-cpu": true, "-aux-target-cpu": true,
-		"-tune-cpu": true, "-target-feature": true, "-target-abi": true, "-x": true,
-		"-mllvm": true, "-D": true, "-U": true, "-m": true, "-flavor": true,
-		"-ferror-limit": true, "-pic-level": true, "-mrelocation-model": true,
-		"-debugger-tuning": true, "-mframe-pointer": true, "-stack-protector": true,
-	}
-	// Joined options (-opt=VALUE or -IVALUE) whose value is a name or a
-	// directory.
-	joinedNames = []string{
-		"-fdebug-compilation-dir=", "-fcoverage-compilation-dir=", "-fdebug-prefix-map=",
-		"-ffile-prefix-map=", "-fmacro-prefix-map=", "-fcoverage-prefix-map=", "-I",
-		"-isystem", "-iquote", "-idirafter", "-cuid=", "-D", "-U",
-	}
-)
+// outputOptions are the spellings of the options whose value the worker
+// replaces by its own path for an output (see Worker's run): the separate
+// -o PATH of clang -cc1 and lld, and cc1's -dependency-file PATH. The
+// worker finds them word by word, so check refuses a job where one of
+// these words is anything but such an option (the value of another, an
+// input): the worker's rewriting and check's parse then see the same
+// options.
+var outputOptions = map[string]bool{"-o": true, "-dependency-file": true}
 
-// denied returns why an argument is never run, or "".
+// outputIDs are the options, by tool, whose value an output of a job is:
+// the only options that write files a job may have.
+var outputIDs = map[string]map[string]bool{
+	"clang": {"o": true, "dependency_file": true},
+	"lld":   {"o": true},
+}
+
+// loadsCode reports whether an argument for another layer (-mllvm X,
+// -plugin-opt=X) may load code: an LLVM option that loads a plugin or a
+// pass plugin (-load=, -load-pass-plugin=, --load-pass-plugin=).
+func loadsCode(words []string) bool {
+	for _, w := range words {
+		if strings.Contains(w, "-load") || strings.Contains(w, "pass-plugin") {
+			return true
+		}
+	}
+	return false
+}
+
+// mustShip reports whether the values of an argument of o that are
+// absolute paths must be files the job ships: inputs, files read, code
+// loaded or run, and values offcc has not classified (NoValue), which may
+// be files. Search directories, names, macros and arguments for other
+// layers are not.
+func mustShip(o *options.Option) bool {
+	switch o.Value {
+	case options.ReadFile, options.Plugin, options.Program, options.NoValue:
+		return true
+	}
+	return o.Kind == options.Input
+}
+
+// denied returns why a worker never runs a command line with the argument
+// a, wherever a stands in it, or "": a response file, which the tool
+// reads before anything else from the worker's own files (offcc writes
+// them at run time only). What else a worker refuses depends on the
+// whole command line, parsed with its tool's option table: see check.
 func denied(a string) string {
-	// Response files are read by the tool before anything else, from
-	// the worker's own files; offcc writes them at run time only.
 	if strings.HasPrefix(a, "@") {
 		return fmt.Sprintf("response file %s is not run on workers", a)
-	}
-	// An output joined to -o (-o/path, -ofile) would escape the job's
-	// outputs; cc1's -object-file-name= is a name.
-	if strings.HasPrefix(a, "-o") && len(a) > 2 && !strings.HasPrefix(a, "-object-file-name=") &&
-		!strings.HasPrefix(a, "-opt-record-passes=") && !strings.HasPrefix(a, "-opt-record-format=") {
-		return fmt.Sprintf("option %s is not run on workers (outputs go as -o PATH)", a)
-	}
-	for _, d := range deniedOptions {
-		if a == d || strings.HasPrefix(a, d+"=") || len(d) == 2 && strings.HasPrefix(a, d) {
-			return fmt.Sprintf("option %s is not run on workers", a)
-		}
-	}
-	for _, d := range deniedPrefixes {
-		if strings.HasPrefix(a, d) {
-			return fmt.Sprintf("option %s is not run on workers", a)
-		}
-	}
-	// Values of -mllvm and -plugin-opt= that load passes.
-	if strings.Contains(a, "-load") || strings.Contains(a, "pass-plugin") {
-		return fmt.Sprintf("argument %s may load code", a)
 	}
 	return ""
 }
 
-// outputOptions are the options whose value an output of the job is.
-var outputOptions = map[string]bool{"-o": true, "-dependency-file": true}
+// pathOf returns the absolute path the clang -cc1 argument a names by
+// itself, if any: a as an input, or the value joined to an option whose
+// values must be shipped (see mustShip). The value of a separate option
+// is an argument of its own.
+func pathOf(a string) (string, bool) {
+	arg, err := options.ClangCC1().ParseOne([]string{a}, 0)
+	if err != nil || arg.IsUnknown() || !mustShip(arg.Option) {
+		return "", false
+	}
+	for _, v := range arg.Values {
+		if filepath.IsAbs(v) {
+			return v, true
+		}
+	}
+	return "", false
+}
 
 // check returns why a worker must not run j ("" when it may): its tool is
 // one of Tools, nothing loads plugins or writes or reads files outside
 // the job, and every absolute path it names is a shipped file (clang's
 // search directories and names aside).
+//
+// The command line is parsed once with its tool's option table (clang
+// -cc1's, or ld.lld's) and judged option by option, by what the option
+// model says of each: an option the tool does not have, one that never
+// runs on a worker (Option.NoRemote), an output other than the job's, a
+// file read that the job does not ship, are refused. The worker appends
+// its own -ivfsoverlay and -working-directory to a clang job after this
+// check: as the line is parsed first, an option at its end that lacks its
+// value is refused (a MissingValueError) rather than left to swallow what
+// the worker appends.
 func check(j *Job) string {
+	var table *options.Table
+	argv := j.Args
 	switch j.Tool {
 	case "clang":
 		if len(j.Args) == 0 || j.Args[0] != "-cc1" {
 			return "clang runs only as clang -cc1"
 		}
+		table, argv = options.ClangCC1(), j.Args[1:]
 	case "lld":
+		table = options.LLD()
 	default:
 		return fmt.Sprintf("tool %q is not one a worker runs (%s)", j.Tool, strings.Join(Tools, ", "))
 	}
 	if !filepath.IsAbs(j.Dir) {
 		return fmt.Sprintf("working directory %q is not absolute", j.Dir)
 	}
-	files := map[string]bool{}
+	c := &checker{j: j, table: table, files: map[string]bool{}, outputs: map[string]bool{}, outputAt: map[int]bool{}}
 	for _, f := range j.Files {
 		if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
 			return fmt.Sprintf("file %q is not an absolute clean path", f.Path)
 		}
-		files[f.Path] = true
+		c.files[f.Path] = true
 		if f.Arg != "" {
-			files[f.Arg] = true
+			c.files[f.Arg] = true
 		}
 	}
-	outputs := map[string]bool{}
 	for _, o := range j.Outputs {
-		outputs[o] = true
+		c.outputs[o] = true
 	}
-	for _, a := range j.Args {
+	// Word by word, wherever the word stands: response files are expanded
+	// before any option is parsed, and an lld job's arguments are read
+	// in the worker's job directory.
+	for _, a := range argv {
 		if why := denied(a); why != "" {
 			return why
 		}
@@ -186,43 +195,87 @@ func check(j *Job) string {
 			return fmt.Sprintf("argument %s leaves the job's directory", a)
 		}
 	}
-	for i := 0; i < len(j.Args); i++ {
-		a := j.Args[i]
-		if outputOptions[a] {
-			if i+1 >= len(j.Args) || !outputs[j.Args[i+1]] {
-				return fmt.Sprintf("%s names no output of the job", a)
-			}
-			i++
-			continue
+	args, err := table.Parse(argv)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", table.Tool, err)
+	}
+	for _, a := range args {
+		if why := c.arg(a, argv, true); why != "" {
+			return why
 		}
-		if nameOptions[a] {
-			i++
-			continue
-		}
-		if p, ok := pathOf(a); ok && !files[p] && !outputs[a] {
-			return fmt.Sprintf("%s names a file the job does not ship", a)
+	}
+	for i, a := range argv {
+		if outputOptions[a] && !c.outputAt[i] {
+			return fmt.Sprintf("argument %s is not an output option of the job (it is the value of another, or one the worker does not rewrite)", a)
 		}
 	}
 	return ""
 }
 
-// pathOf returns the absolute path an argument names, if any: the
-// argument itself, or the value of a joined option that is not one of
-// joinedNames.
-func pathOf(a string) (string, bool) {
-	if strings.HasPrefix(a, "/") {
-		return a, true
+// checker is check's state for one job.
+type checker struct {
+	j       *Job
+	table   *options.Table
+	files   map[string]bool // shipped files, by path and by argument
+	outputs map[string]bool // the job's outputs
+	// outputAt are the indexes (in the parsed argv) of the output
+	// options the worker rewrites.
+	outputAt map[int]bool
+}
+
+// arg returns why the parsed argument a of argv is refused, or "". top is
+// false for an argument that stands in another's value (lld's separate
+// -plugin-opt X, read as --plugin-opt=X), which the worker never rewrites.
+func (c *checker) arg(a *options.Arg, argv []string, top bool) string {
+	o := a.Option
+	words := a.Words(argv)
+	text := strings.Join(words, " ")
+	switch {
+	case a.IsUnknown():
+		return fmt.Sprintf("%s has no option %s", c.table.Tool, a.Value())
+	case o.Kind == options.RemainingArgs || o.Kind == options.RemainingArgsJoined:
+		return fmt.Sprintf("option %s takes every argument after it (the worker's among them)", a.Spelling)
+	case outputIDs[c.j.Tool][o.ID]:
+		// An output joined to its option (-o/path, -ofile) or spelled
+		// otherwise (--output=) would escape the worker's rewriting.
+		if !top || a.Alias != nil || a.Count != 2 || !outputOptions[words[0]] {
+			return fmt.Sprintf("option %s is not run on workers (outputs go as -o PATH)", text)
+		}
+		if !c.outputs[a.Value()] {
+			return fmt.Sprintf("%s names no output of the job", words[0])
+		}
+		c.outputAt[a.Index] = true
+		return ""
+	case o.NoRemote != "":
+		return fmt.Sprintf("option %s is not run on workers (%s)", text, o.NoRemote)
+	case o.Value == options.WriteFile || o.Value == options.WriteDir:
+		// The option model gives these a NoRemote reason; an option it
+		// left without one still writes outside the job.
+		return fmt.Sprintf("option %s is not run on workers (its value is a %s)", text, o.Value)
+	case o.Value == options.Forward:
+		if loadsCode(words) {
+			return fmt.Sprintf("argument %s may load code", text)
+		}
+		// lld reads a separate -plugin-opt X as --plugin-opt=X.
+		if c.j.Tool == "lld" && o.ID == "plugin_opt" {
+			line := []string{"--plugin-opt=" + a.Value()}
+			inner, err := c.table.ParseOne(line, 0)
+			if err != nil {
+				return fmt.Sprintf("%s: %v", c.table.Tool, err)
+			}
+			if why := c.arg(inner, line, false); why != "" {
+				return fmt.Sprintf("%s (lld reads %s as %s)", why, text, line[0])
+			}
+		}
+		return ""
 	}
-	if !strings.HasPrefix(a, "-") {
-		return "", false
+	if !mustShip(o) {
+		return ""
 	}
-	for _, n := range joinedNames {
-		if strings.HasPrefix(a, n) {
-			return "", false
+	for _, v := range a.Values {
+		if filepath.IsAbs(v) && !c.files[v] {
+			return fmt.Sprintf("%s names a file the job does not ship", text)
 		}
 	}
-	if i := strings.Index(a, "="); i > 0 && strings.HasPrefix(a[i+1:], "/") {
-		return a[i+1:], true
-	}
-	return "", false
+	return ""
 }

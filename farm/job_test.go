@@ -56,6 +56,62 @@ func TestCheck(t *testing.T) {
 		{"serialized diagnostics", cc1("-serialize-diagnostic-file", "/tmp/x.dia"), "not run on workers"},
 		{"object file name", cc1("-object-file-name=x.o", "-x", "c", "/src/k.hip"), ""},
 		{"relative directory", &Job{Tool: "clang", Dir: "src", Args: []string{"-cc1"}}, "not absolute"},
+
+		// Every spelling family of an option, as clang's and lld's tables
+		// have it.
+		{"-isystemDIR", cc1("-isystem/opt/inc", "-x", "c", "k.hip"), ""},
+		{"-isystem DIR", cc1("-isystem", "/opt/inc", "-x", "c", "k.hip"), ""},
+		{"-objcxx-isystem DIR", cc1("-objcxx-isystem", "/opt/inc", "-x", "objective-c++", "k.hip"), ""},
+		{"-internal-externc-isystem DIR", cc1("-internal-externc-isystem", "/usr/include", "-x", "c", "k.hip"), ""},
+		{"-include FILE shipped", cc1("-include", "/usr/include/stdio.h", "-x", "c", "k.hip"), ""},
+		{"-includeFILE unshipped", cc1("-include/etc/passwd", "-x", "c", "k.hip"), "-include/etc/passwd names a file the job does not ship"},
+		{"-include FILE unshipped", cc1("-include", "/etc/passwd", "-x", "c", "k.hip"), "-include /etc/passwd names a file"},
+		{"--include FILE", cc1("--include", "/etc/passwd", "-x", "c", "k.hip"), "does not ship"},
+		{"cc1 option without -Xclang", cc1("-disable-llvm-passes", "-x", "c", "k.hip"), ""},
+		{"-Xclang is a driver option", cc1("-Xclang", "-load", "-Xclang", "/tmp/p.so"), "clang -cc1 has no option -Xclang"},
+		{"a driver option", cc1("-c", "k.hip"), "clang -cc1 has no option -c"},
+		{"-working-directory=", cc1("-working-directory=/etc"), "not run on workers"},
+		{"-plugin-arg-", cc1("-plugin-arg-foo", "bar"), "not run on workers (loads a plugin)"},
+		{"-dependency-file elsewhere", cc1("-dependency-file", "/etc/x.d"), "-dependency-file names no output"},
+		{"unshipped /dev/null", cc1("-fembed-offload-object=/dev/null"), "does not ship"},
+		{"a search directory's name", cc1("-fdebug-compilation-dir", "/elsewhere", "-resource-dir", "/opt/llvm"), ""},
+		{"lld -script=", lld("/tmp/a.o", "-script=x.ld"), "linker script"},
+		{"lld --script=", lld("/tmp/a.o", "--script=x.ld"), "linker script"},
+		{"lld --script", lld("/tmp/a.o", "--script", "x.ld"), "linker script"},
+		{"lld -Tx", lld("/tmp/a.o", "-Tx.ld"), "linker script"},
+		{"lld --error-handling-script=", lld("/tmp/a.o", "--error-handling-script=x.sh"), "runs a program"},
+		{"lld --error-handling-script", lld("/tmp/a.o", "--error-handling-script", "x.sh"), "runs a program"},
+		{"lld -plugin-opt=obj-path=", lld("/tmp/a.o", "-plugin-opt=obj-path=/tmp/x.o"), "not run on workers"},
+		{"lld --plugin-opt=obj-path=", lld("/tmp/a.o", "--plugin-opt=obj-path=/tmp/x.o"), "not run on workers"},
+		{"lld -plugin-opt obj-path=", lld("/tmp/a.o", "-plugin-opt", "obj-path=/tmp/x.o"), "not run on workers"},
+		{"lld -plugin-opt -load", lld("/tmp/a.o", "-plugin-opt", "-load=/tmp/p.so"), "may load code"},
+		{"lld -plugin-opt mcpu", lld("/tmp/a.o", "-plugin-opt", "mcpu=gfx90a", "-plugin-opt=O3"), ""},
+		{"lld --version-script=", lld("/tmp/a.o", "--version-script=/tmp/v.map"), "not run on workers"},
+		{"lld --version-script", lld("/tmp/a.o", "--version-script", "/tmp/v.map"), "not run on workers"},
+		{"lld -L DIR", lld("/tmp/a.o", "-L", "/usr/lib"), "not run on workers"},
+		{"lld -lNAME", lld("/tmp/a.o", "-lc"), "not run on workers"},
+		{"lld --output PATH", lld("/tmp/a.o", "--output", "/tmp/x.out"), "outputs go as -o PATH"},
+		{"lld --Map=", lld("/tmp/a.o", "--Map=/tmp/x.map"), "not run on workers"},
+		{"lld -mllvm -load", lld("/tmp/a.o", "-mllvm", "-load=/tmp/p.so"), "may load code"},
+		{"lld unknown option", lld("/tmp/a.o", "--bogus"), "ld.lld has no option --bogus"},
+		{"lld -- is no option", lld("--", "/tmp/a.o"), "ld.lld has no option --"},
+
+		// An option at the end without its value would take the
+		// -ivfsoverlay the worker appends: refused.
+		{"trailing -include", cc1("-x", "c", "k.hip", "-include"), "argument to '-include' is missing"},
+		{"trailing -o", cc1("-x", "c", "k.hip", "-o"), "argument to '-o' is missing"},
+		{"trailing -main-file-name", cc1("-x", "c", "k.hip", "-main-file-name"), "is missing"},
+		{"trailing -plugin-arg-", cc1("-x", "c", "k.hip", "-plugin-arg-foo"), "is missing"},
+		{"lld trailing -o", lld("/tmp/a.o", "-o"), "argument to '-o' is missing"},
+		{"lld trailing --script", lld("/tmp/a.o", "--script"), "is missing"},
+		// A value that swallows the option after it: the output options
+		// the worker rewrites are refused where they are values.
+		{"-mllvm swallows -dependency-file", cc1("-mllvm", "-dependency-file", "x.d"), "-dependency-file is not an output option"},
+		{"-MT swallows -o", cc1("-MT", "-o", "x.o"), "-o is not an output option"},
+		{"-main-file-name swallows -o", cc1("-main-file-name", "-o", "k.hip"), "-o is not an output option"},
+		{"lld -mllvm swallows -o", lld("/tmp/a.o", "-mllvm", "-o", "x.out"), "-o is not an output option"},
+		{"-o takes an option as its value", cc1("-o", "-include"), "names no output"},
+		{"an absolute value swallowed", cc1("-MT", "-o", "/tmp/x.o"), "/tmp/x.o names a file the job does not ship"},
 		{"unclean file", &Job{Tool: "clang", Dir: "/", Args: []string{"-cc1"}, Files: []File{{Path: "/a/../b"}}}, "clean"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +130,9 @@ func TestCheck(t *testing.T) {
 func FuzzCheck(f *testing.F) {
 	f.Add([]byte(`{"v":1,"tool":"clang","dir":"/","args":["-cc1","-o"],"outputs":["x"]}`))
 	f.Add([]byte(`{"v":1,"tool":"lld","dir":"/","args":["-o","/x","-L"],"files":[{"path":"/a","arg":"a"}]}`))
+	f.Add([]byte(`{"v":1,"tool":"lld","dir":"/","args":["-plugin-opt","obj-path=/x","-plugin-opt"],"outputs":["/x"]}`))
+	f.Add([]byte(`{"v":1,"tool":"clang","dir":"/","args":["-cc1","-mllvm","-o","-o","x","-plugin-arg-a","b","-isystem/i","@r"],"outputs":["x"]}`))
+	f.Add([]byte(`{"v":1,"tool":"lld","dir":"/","args":["--output=/x","-T","s","--","-o"],"files":[{"path":"/s"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		j, err := decodeJob(data)
 		if err != nil {
@@ -81,4 +140,28 @@ func FuzzCheck(f *testing.F) {
 		}
 		check(j)
 	})
+}
+
+// TestPathOf: the absolute path a cc1 argument names by itself, as the
+// client looks for /dev/null.
+func TestPathOf(t *testing.T) {
+	for _, tc := range []struct {
+		arg, want string
+	}{
+		{"/dev/null", "/dev/null"},
+		{"-fembed-offload-object=/dev/null", "/dev/null"},
+		{"-fprofile-instrument-use-path=/p.profdata", "/p.profdata"},
+		{"-include/x.h", "/x.h"},
+		{"-I/usr/include", ""},
+		{"-fdebug-compilation-dir=/src", ""},
+		{"-o/tmp/x.o", ""},
+		{"-mllvm", ""},
+		{"k.c", ""},
+		{"-bogus=/x", ""},
+	} {
+		p, ok := pathOf(tc.arg)
+		if p != tc.want || ok != (tc.want != "") {
+			t.Errorf("pathOf(%q) = %q, %v; want %q", tc.arg, p, ok, tc.want)
+		}
+	}
 }
