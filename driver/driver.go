@@ -548,7 +548,7 @@ func (inv *Invocation) report(err error) int {
 	}
 	// As clang's driver: a clang compile that exits 1 has said why; any
 	// other failure gets a line naming the tool; a crash exits 1.
-	if !ee.CommandFailed() || ee.Code != 1 || !ee.Action.Kind.IsClangCompile() {
+	if !ee.CommandFailed() || ee.Code != 1 || !ee.Action.Kind.IsClangCompile() && ee.Action.Kind != actions.Fallback {
 		inv.errorf("%v", ee)
 	}
 	if ee.CommandFailed() && ee.Crashed() {
