@@ -219,7 +219,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		syclbin = newSYCLBINBuild(opts)
 		clangArgs = syclbin.clangArgs
 	}
-	if kind == actions.HIP && slices.Contains(clangArgs, "-fgpu-rdc") {
+	if kind == actions.HIP && opts.lastFlag("fgpu_rdc", "fno_gpu_rdc") {
 		// The old driver's -fgpu-rdc link assembles a file its driver
 		// writes; offcc has clang print it, to write it itself.
 		clangArgs = append(slices.Clip(clangArgs), hipDumpScript)

@@ -220,20 +220,29 @@ type cc1asJob struct {
 
 func parseCC1as(argv []string) (*cc1asJob, error) {
 	c := &cc1asJob{}
-	n := len(argv)
-	for i := 2; i < n-1; i++ {
-		switch argv[i] {
-		case "-triple":
-			c.triple = argv[i+1]
-			i++
-		case "-o":
-			c.output = argv[i+1]
-			i++
-		}
-	}
-	c.input = argv[n-1]
-	if c.output == "" || c.triple == "" || strings.HasPrefix(c.input, "-") && c.input != "-" {
+	if len(argv) < 3 {
 		return nil, fmt.Errorf("assembler job without -triple, -o or input")
 	}
+	args, err := options.ClangCC1As().Parse(argv[2:])
+	if err != nil {
+		return nil, err
+	}
+	var inputs []string
+	for _, a := range args {
+		switch {
+		case a.IsUnknown():
+			return nil, fmt.Errorf("clang -cc1as has no option %s", a.Value())
+		case a.IsInput():
+			inputs = append(inputs, a.Value())
+		case a.Option.ID == "triple":
+			c.triple = a.Value()
+		case a.Option.ID == "o":
+			c.output = a.Value()
+		}
+	}
+	if c.output == "" || c.triple == "" || len(inputs) != 1 {
+		return nil, fmt.Errorf("assembler job without -triple, -o or one input")
+	}
+	c.input = inputs[0]
 	return c, nil
 }

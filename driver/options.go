@@ -288,6 +288,20 @@ func Parse(args []string) (*Options, error) {
 	return o, nil
 }
 
+// lastFlag reports whether the last of the flags on and off (by option ID)
+// on the command line is on, as clang's ArgList::hasFlag.
+func (o *Options) lastFlag(on, off string) bool {
+	for i := len(o.Args) - 1; i >= 0; i-- {
+		switch o.Args[i].Option.ID {
+		case on:
+			return true
+		case off:
+			return false
+		}
+	}
+	return false
+}
+
 // appendClang adds arguments of offcc's making to the clang command line.
 func (o *Options) appendClang(table *options.Table, words []string) {
 	parsed, _ := table.Parse(words)
