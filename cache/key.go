@@ -148,23 +148,32 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 			repl[a.DepFile] = "@depfile"
 		}
 	}
+	debugInfo, coverage := false, false
+	for _, arg := range commandArgs(a.Command) {
+		switch arg.Option.ID {
+		case "debug_info_kind_EQ", "gcodeview", "dwarf_version_EQ":
+			debugInfo = isCC1
+		case "fcoverage_mapping", "fprofile_instrument_EQ":
+			coverage = isCC1
+		case "dumpdir":
+			// The prefix of auxiliary outputs (-save-temps', split DWARF's,
+			// which make a job uncacheable anyway), named after the
+			// output: the link stage's device links name it in the
+			// build's temporary directory.
+			if v := arg.Value(); strings.HasPrefix(v, temp) {
+				repl[v] = "@dumpdir"
+			}
+		}
+		if arg.Option.Spelling() == "-coverage-data-file=" {
+			coverage = isCC1
+		}
+	}
 	olds := make([]string, 0, len(repl))
 	for p := range repl {
 		olds = append(olds, p)
 	}
 	// Longest first, so that no path replaces part of a longer one.
 	sort.Slice(olds, func(i, j int) bool { return len(olds[i]) > len(olds[j]) })
-	debugInfo, coverage := false, false
-	if isCC1 {
-		for _, arg := range a.Command {
-			if strings.HasPrefix(arg, "-debug-info-kind=") || arg == "-gcodeview" || strings.HasPrefix(arg, "-dwarf-version=") {
-				debugInfo = true
-			}
-			if arg == "-fcoverage-mapping" || strings.HasPrefix(arg, "-fprofile-instrument=") || strings.HasPrefix(arg, "-coverage-data-file") {
-				coverage = true
-			}
-		}
-	}
 	frontEndOpenMP := false
 	argv := a.Command
 	if len(argv) == 0 {
