@@ -235,15 +235,15 @@ func checkNothingRan(t testing.TB, what string, evs []jobEvent) {
 }
 
 // rocmModes are the ways testdata/hip-rocm is built: clang's default (old)
-// offload driver and the new one, each without and with relocatable
-// device code.
+// offload driver, the new one, and the new one with relocatable device code
+// (offcc's link stage). The old driver's -fgpu-rdc compile is among
+// TestRealCommandLines' lines.
 var rocmModes = []struct {
 	name  string
 	flags []string
 }{
 	{"old-driver", nil},
 	{"new-driver", []string{"--offload-new-driver"}},
-	{"old-driver-rdc", []string{"-fgpu-rdc"}},
 	{"new-driver-rdc", []string{"--offload-new-driver", "-fgpu-rdc"}},
 }
 
@@ -286,8 +286,8 @@ func removeObjects(t testing.TB, dir string) {
 
 // TestHIPROCmProjectLikeClang builds testdata/hip-rocm (real ROCm headers,
 // device libraries and runtime; four sources with kernels, two without)
-// with clang 22 and with offcc, with the old and the new offload driver,
-// without and with -fgpu-rdc. offcc plans every compile (no command line
+// with clang 22 and with offcc in each of rocmModes (the old offload
+// driver, the new one, the new one with -fgpu-rdc). offcc plans every compile (no command line
 // handed to clang whole): one device compile per arch and one host compile,
 // also for a file without kernels (clang compiles its device side too,
 // and prints that side's diagnostics). The objects and the linked
