@@ -42,11 +42,7 @@ var (
 // rocmProject returns the path of a file of testdata/hip-rocm.
 func rocmProject(t testing.TB, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "testdata", "hip-rocm", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return repoPath(t, filepath.Join("testdata", "hip-rocm", name))
 }
 
 // copyROCmProject copies testdata/hip-rocm's sources, its header and
