@@ -263,3 +263,46 @@ func TestCUIDRendering(t *testing.T) {
 		}
 	}
 }
+
+// TestClangCUIDConfigFile checks the CUID of command lines with clang
+// configuration files, whose arguments clang hashes first, against the
+// -cuid= clang's -### prints; and that a file offcc cannot read as clang
+// does (<CFGDIR>, @files) gives no ID.
+func TestClangCUIDConfigFile(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := cuidWorkDir(t)
+	cfg := filepath.Join(dir, "hip.cfg")
+	if err := os.WriteFile(cfg, []byte("# HIP defaults\n-O2 -DCFG=1\n  # indented comment\n-Wall '-DQ=a b'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := []string{"--config=" + cfg, "-x", "hip", "--offload-arch=gfx906", "-nogpuinc", "-nogpulib", "-c", "k.hip", "-o", "k.o", "-###"}
+	for _, name := range []string{"offcc", "offcc++"} {
+		args := line
+		ref := clang
+		if name == "offcc++" {
+			ref = clang + "++"
+		}
+		want := cuidFromHashHashHash(t, ref, dir, args)
+		opts, err := Parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := &Invocation{Argv0: name}
+		cuid := inv.cuidOf(opts, []string{"Configuration file: " + cfg})
+		if cuid == nil {
+			t.Fatalf("%s: no CUID for a configuration file of plain options", name)
+		}
+		if got, _ := cuid("k.hip"); got != want {
+			t.Errorf("%s: CUID %q, clang -### printed %q", name, got, want)
+		}
+	}
+	for _, text := range []string{"-I<CFGDIR>/inc\n", "@more.rsp\n", "-O2 \\\n-g\n"} {
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts, _ := Parse(line)
+		if (&Invocation{Argv0: "offcc"}).cuidOf(opts, []string{"Configuration file: " + cfg}) != nil {
+			t.Errorf("configuration file %q: a CUID, want none", text)
+		}
+	}
+}

@@ -160,21 +160,65 @@ func (inv *Invocation) clangAction(clang string, opts *Options, kind actions.Off
 
 // cuidOf returns the function that gives a CUDA or HIP source the compile
 // unit ID clang's build of the user's command line uses (see clangCUID).
-// clang hashes the arguments its driver sees: "--driver-mode=g++" first
-// when called as a "++" name, and those of a configuration file, which
-// clangCUID cannot know, so with one it gives up.
+// clang hashes the arguments its driver sees: those of its configuration
+// files first (the "Configuration file:" lines of its -### header, in
+// that order), then "--driver-mode=g++" when called as a "++" name, then
+// the command line less its --config options. It returns nil when a
+// configuration file uses what offcc does not read (@files, <CFGDIR>,
+// $-prefixed tail options, continued lines) or cannot be read.
 func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) (string, bool) {
+	var args []*options.Arg
 	for _, h := range header {
-		if strings.HasPrefix(h, "Configuration file:") {
+		path, ok := strings.CutPrefix(h, "Configuration file: ")
+		if !ok {
+			continue
+		}
+		cfg, ok := configFileArgs(path)
+		if !ok {
 			return nil
 		}
+		args = append(args, cfg...)
 	}
-	args := opts.Args
 	if strings.HasSuffix(inv.prog(), "++") {
 		mode, _ := options.ClangDriver().Parse([]string{"--driver-mode=g++"})
-		args = append(mode, args...)
+		args = append(args, mode...)
+	}
+	for _, a := range opts.Args {
+		if a.Option.ID != "config" {
+			args = append(args, a)
+		}
 	}
 	return func(input string) (string, bool) { return cuidOfArgs(input, args) }
+}
+
+// configFileArgs reads a clang configuration file's arguments: lines
+// starting with # are comments, the rest is split as a response file
+// (llvm::cl::tokenizeConfigFile). ok is false for a file offcc cannot
+// read as clang does.
+func configFileArgs(path string) (args []*options.Arg, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var kept []string
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "#"):
+			continue
+		case strings.HasSuffix(t, "\\"), strings.Contains(t, "<CFGDIR>"):
+			return nil, false
+		}
+		kept = append(kept, line)
+	}
+	words := actions.SplitResponseFile(strings.Join(kept, "\n"))
+	for _, w := range words {
+		if strings.HasPrefix(w, "@") || strings.HasPrefix(w, "$") {
+			return nil, false
+		}
+	}
+	args, err = options.ClangDriver().Parse(words)
+	return args, err == nil
 }
 
 // withColor returns args with -fcolor-diagnostics in front when offcc's

@@ -10,7 +10,8 @@ import (
 // clang's driver whole says why: in --print-job-graph, in the job trace
 // and in offcc cache stats, also when offcc's process becomes clang's.
 // A clang configuration file adds arguments clang hashes into a HIP
-// compile's unit ID, which offcc cannot know: such a compile is clang's.
+// compile's unit ID; one that names <CFGDIR> offcc does not read, so it
+// cannot know the ID: such a compile is clang's.
 func TestFallbackCountedWithReason(t *testing.T) {
 	t.Parallel()
 	w := newCacheWork(t)
@@ -19,7 +20,7 @@ func TestFallbackCountedWithReason(t *testing.T) {
 			"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned x = 1) : x(x), y(1), z(1) {} };\n" +
 			"extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, size_t, struct ihipStream_t *);\n" +
 			"__attribute__((global)) void k(int *p) { *p = 1; }\n",
-		"extra.cfg": "-O2\n",
+		"extra.cfg": "-I<CFGDIR>/inc\n",
 	})
 	hip := []string{"--config=" + w.path("extra.cfg"), "-x", "hip", "--offload-arch=gfx90a", "-nogpuinc", "-nogpulib", "-c", "k.hip", "-o", "k.o"}
 	const reason = "offcc cannot tell the compile unit ID clang gives k.hip"
@@ -61,4 +62,27 @@ func TestFallbackCountedWithReason(t *testing.T) {
 	if text := w.cacheCLI(t, nil, "stats").stdout; !strings.Contains(text, reason) {
 		t.Errorf("offcc cache stats does not show the reason:\n%s", text)
 	}
+}
+
+// TestConfigFilePlanned: a HIP compile with a configuration file of plain
+// options is planned (clang hashes the file's arguments into the unit ID,
+// and so does offcc), into clang's object byte for byte.
+func TestConfigFilePlanned(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{
+		"k.hip": "#include <stddef.h>\n" +
+			"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned x = 1) : x(x), y(1), z(1) {} };\n" +
+			"extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, size_t, struct ihipStream_t *);\n" +
+			"__attribute__((global)) void k(int *p) { *p = CFG; }\n",
+		"hip.cfg": "# project defaults\n-O2 -DCFG=7\n",
+	})
+	hip := []string{"--config=" + w.path("hip.cfg"), "-x", "hip", "--offload-arch=gfx90a", "-nogpuinc", "-nogpulib", "-c", "k.hip", "-o", "k.o"}
+	cmdSpec{dir: w.dir, env: w.env, name: refClang, args: hip}.mustRun(t)
+	want := mustReadTB(t, w.path("k.o"))
+	_, evs := w.build(t, hip...)
+	if fb := selectEvents(evs, func(e jobEvent) bool { return e.Kind == "fallback" }); len(fb) > 0 {
+		t.Errorf("handed to clang: %s", listEvents(evs))
+	}
+	sameBytes(t, "k.o", w.path("k.o"), want)
 }
