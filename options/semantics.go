@@ -1,6 +1,9 @@
 package options
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // clangSemantics is what offcc knows of clang's options beyond clang's
 // table, by option ID (driver, -cc1 and -cc1as options alike): what their
@@ -28,7 +31,21 @@ import "fmt"
 // -fmodules, --coverage, -gsplit-dwarf...), makes the job uncacheable: the
 // cache would not restore what it wrote. The reasons are counted, so
 // options that write the same kind of file share one.
-var clangSemantics, clangSemanticsConflicts = buildSemantics(clangRecords, clangGroups)
+func clangSemantics() map[string]Semantics { return clangSemanticsBuilt().sem }
+
+// clangSemanticsConflicts lists where clangGroups disagree (a test fails
+// on any).
+func clangSemanticsConflicts() []string { return clangSemanticsBuilt().conflicts }
+
+// clangSemanticsBuilt builds clangSemantics once, the first time a table
+// of clang's is made.
+var clangSemanticsBuilt = sync.OnceValue(func() (b struct {
+	sem       map[string]Semantics
+	conflicts []string
+}) {
+	b.sem, b.conflicts = buildSemantics(clangRecords, clangGroups)
+	return b
+})
 
 // semGroup gives the options ids the same semantics.
 type semGroup struct {

@@ -48,7 +48,7 @@ func TestClangSemanticsIDs(t *testing.T) {
 	for i := range clangRecords {
 		byID[clangRecords[i].ID] = &clangRecords[i]
 	}
-	for id := range clangSemantics {
+	for id := range clangSemantics() {
 		if byID[id] == nil {
 			t.Errorf("clangSemantics lists %s, which is no option of clang's table", id)
 		}
@@ -70,7 +70,7 @@ func TestClangSemanticsIDs(t *testing.T) {
 		for _, id := range g.ids {
 			if !listed[id] {
 				listed[id] = true
-				s := clangSemantics[id]
+				s := clangSemantics()[id]
 				byValue[s.Value]++
 				if s.Uncacheable != "" {
 					uncacheable++
@@ -82,8 +82,8 @@ func TestClangSemanticsIDs(t *testing.T) {
 		}
 	}
 	t.Logf("%d options listed (%d with their aliases): by value %v; %d uncacheable, %d not run on workers",
-		len(listed), len(clangSemantics), byValue, uncacheable, noRemote)
-	for _, c := range clangSemanticsConflicts {
+		len(listed), len(clangSemantics()), byValue, uncacheable, noRemote)
+	for _, c := range clangSemanticsConflicts() {
 		t.Errorf("clangGroups disagree: %s", c)
 	}
 }
@@ -116,7 +116,7 @@ func TestClangSemanticsRules(t *testing.T) {
 				t.Errorf("%s %s (%s) is a flag, but its value is a %s", tab.Tool, o.Spelling(), id, o.Value)
 			}
 			if o.Alias() != nil {
-				if _, listed := clangSemantics[id]; !listed {
+				if _, listed := clangSemantics()[id]; !listed {
 					u := o.Unaliased()
 					if o.Value != u.Value || o.Uncacheable != u.Uncacheable || o.NoRemote != u.NoRemote {
 						t.Errorf("%s alias %s (%s) has other semantics than %s", tab.Tool, o.Spelling(), id, u.ID)

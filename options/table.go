@@ -58,10 +58,11 @@ func (v ValueKind) IsPath() bool {
 	return false
 }
 
-// Option is one option of a Table: its record, what offcc knows of its
-// value, and what offcc may do with a command line that has it.
+// Option is one option of a Table: its record (in the table's records,
+// which must not change), what offcc knows of its value, and what offcc
+// may do with a command line that has it.
 type Option struct {
-	Record
+	*Record
 	// Value is what the option's value names.
 	Value ValueKind
 	// Uncacheable, when not "", is why a job with this option cannot be
@@ -74,7 +75,6 @@ type Option struct {
 
 	alias *Option
 	group *Option
-	table *Table
 }
 
 // Alias returns the option this one is an alias of, or nil.
@@ -151,56 +151,79 @@ type Table struct {
 	// reads "--" as its own option.
 	DashDashInputs bool
 
-	all      []*Option // every option, in the table's order
-	byID     map[string]*Option
+	*optionSet
 	byName   map[string][]int // visible options by name, as indexes into all
 	prefixes []string         // every prefix, longest first
-	input    *Option
-	unknown  *Option
+}
+
+// optionSet is a tool's options, shared by the tables of its
+// visibilities (clang's driver, -cc1 and -cc1as).
+type optionSet struct {
+	all     []*Option // every option, in the table's order
+	byID    map[string]*Option
+	input   *Option
+	unknown *Option
+}
+
+// newOptionSet makes the options of records in the tool's search order,
+// with the semantics sem (by ID) laid over them.
+func newOptionSet(recs []Record, sem map[string]Semantics) *optionSet {
+	set := &optionSet{all: make([]*Option, len(recs)), byID: make(map[string]*Option, len(recs))}
+	opts := make([]Option, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		o := &opts[i]
+		o.Record = r
+		if s, ok := sem[r.ID]; ok {
+			o.Value, o.Uncacheable, o.NoRemote = s.Value, s.Uncacheable, s.NoRemote
+		}
+		set.all[i] = o
+		set.byID[r.ID] = o
+		switch r.Kind {
+		case Input:
+			set.input = o
+		case Unknown:
+			set.unknown = o
+		}
+	}
+	for _, o := range set.all {
+		if o.Record.Alias != "" {
+			o.alias = set.byID[o.Record.Alias]
+		}
+		if o.Record.Group != "" {
+			o.group = set.byID[o.Record.Group]
+		}
+	}
+	if set.input == nil {
+		set.input = &Option{Record: &Record{Name: "<input>", ID: "INPUT", Kind: Input}}
+	}
+	if set.unknown == nil {
+		set.unknown = &Option{Record: &Record{Name: "<unknown>", ID: "UNKNOWN", Kind: Unknown}}
+	}
+	return set
 }
 
 // newTable builds a table from records in the tool's search order, with
 // the semantics sem (by ID) laid over them.
 func newTable(tool string, vis Visibility, recs []Record, sem map[string]Semantics) *Table {
-	t := &Table{Tool: tool, Visibility: vis, byID: map[string]*Option{}, byName: map[string][]int{}}
+	return newOptionSet(recs, sem).table(tool, vis)
+}
+
+// table returns the table of the options of set that vis selects.
+func (set *optionSet) table(tool string, vis Visibility) *Table {
+	t := &Table{Tool: tool, Visibility: vis, optionSet: set, byName: map[string][]int{}}
 	seen := map[string]bool{}
-	for _, r := range recs {
-		o := &Option{Record: r, table: t}
-		if s, ok := sem[r.ID]; ok {
-			o.Value, o.Uncacheable, o.NoRemote = s.Value, s.Uncacheable, s.NoRemote
-		}
-		t.all = append(t.all, o)
-		t.byID[r.ID] = o
-		switch r.Kind {
-		case Input:
-			t.input = o
-		case Unknown:
-			t.unknown = o
-		}
-		if r.Kind == Group || r.Kind == Input || r.Kind == Unknown || r.Visibility&vis == 0 {
+	for i, o := range set.all {
+		if o.Kind == Group || o.Kind == Input || o.Kind == Unknown || o.Visibility&vis == 0 {
 			continue
 		}
-		t.byName[r.Name] = append(t.byName[r.Name], len(t.all)-1)
-		for _, p := range r.Prefixes {
+		t.byName[o.Name] = append(t.byName[o.Name], i)
+		for _, p := range o.Prefixes {
 			if !seen[p] {
 				seen[p] = true
 				t.prefixes = append(t.prefixes, p)
 			}
 		}
-	}
-	for _, o := range t.all {
-		if o.Record.Alias != "" {
-			o.alias = t.byID[o.Record.Alias]
-		}
-		if o.Record.Group != "" {
-			o.group = t.byID[o.Record.Group]
-		}
-	}
-	if t.input == nil {
-		t.input = &Option{Record: Record{Name: "<input>", ID: "INPUT", Kind: Input}, table: t}
-	}
-	if t.unknown == nil {
-		t.unknown = &Option{Record: Record{Name: "<unknown>", ID: "UNKNOWN", Kind: Unknown}, table: t}
 	}
 	sort.Slice(t.prefixes, func(i, j int) bool { return len(t.prefixes[i]) > len(t.prefixes[j]) })
 	return t
@@ -228,25 +251,27 @@ type Semantics struct {
 	NoRemote    string
 }
 
+// clangOptions returns clang's options with offcc's semantics, made once.
+var clangOptions = sync.OnceValue(func() *optionSet {
+	return newOptionSet(clangRecords, clangSemantics())
+})
+
+// Each of clang's tables is made the first time it is asked for: a
+// command line that needs the driver's alone does not pay for -cc1's.
 var (
-	clangOnce                      sync.Once
-	clangDriver, clangCC1, clangAs *Table
+	clangDriver = sync.OnceValue(func() *Table { return clangOptions().table("clang", DefaultVis) })
+	clangCC1    = sync.OnceValue(func() *Table { return clangOptions().table("clang -cc1", CC1Option) })
+	clangAs     = sync.OnceValue(func() *Table { return clangOptions().table("clang -cc1as", CC1AsOption) })
 )
 
-func initClang() {
-	clangDriver = newTable("clang", DefaultVis, clangRecords, clangSemantics)
-	clangCC1 = newTable("clang -cc1", CC1Option, clangRecords, clangSemantics)
-	clangAs = newTable("clang -cc1as", CC1AsOption, clangRecords, clangSemantics)
-}
-
 // ClangDriver returns clang's driver options (gcc mode).
-func ClangDriver() *Table { clangOnce.Do(initClang); return clangDriver }
+func ClangDriver() *Table { return clangDriver() }
 
 // ClangCC1 returns the options of clang -cc1.
-func ClangCC1() *Table { clangOnce.Do(initClang); return clangCC1 }
+func ClangCC1() *Table { return clangCC1() }
 
 // ClangCC1As returns the options of clang -cc1as, the integrated assembler.
-func ClangCC1As() *Table { clangOnce.Do(initClang); return clangAs }
+func ClangCC1As() *Table { return clangAs() }
 
 // MissingValueError is an option at the end of a command line that lacks
 // the values it takes, reported as clang reports it.
