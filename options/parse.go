@@ -140,8 +140,15 @@ func (t *Table) candidates(s string) []candidate {
 			continue
 		}
 		for n := len(rest); n >= 0; n-- {
-			for _, idx := range t.byName[rest[:n]] {
+			first, ok := t.byName[rest[:n]]
+			if !ok {
+				continue
+			}
+			for idx := int(first); idx >= 0; idx = int(t.sameName[idx]) {
 				o := t.all[idx]
+				if o.Visibility&t.Visibility == 0 {
+					continue
+				}
 				for _, op := range o.Prefixes {
 					if op == p {
 						out = append(out, candidate{idx, len(p) + n})

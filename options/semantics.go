@@ -292,7 +292,7 @@ var jobOutputs = map[string]bool{"o": true, "dependency_file": true}
 // rules of clangSemantics, and returns with them where two groups
 // disagree on an ID.
 func buildSemantics(recs []Record, groups []semGroup) (map[string]Semantics, []string) {
-	sem := map[string]Semantics{}
+	sem := make(map[string]Semantics, 512)
 	var conflicts []string
 	set := func(id, what string, field *string, v string) {
 		if v == "" {
@@ -323,7 +323,7 @@ func buildSemantics(recs []Record, groups []semGroup) (map[string]Semantics, []s
 			sem[id] = s
 		}
 	}
-	byID := map[string]*Record{}
+	byID := make(map[string]*Record, len(recs))
 	for i := range recs {
 		byID[recs[i].ID] = &recs[i]
 	}

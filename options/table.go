@@ -152,24 +152,29 @@ type Table struct {
 	DashDashInputs bool
 
 	*optionSet
-	byName   map[string][]int // visible options by name, as indexes into all
-	prefixes []string         // every prefix, longest first
 }
 
 // optionSet is a tool's options, shared by the tables of its
 // visibilities (clang's driver, -cc1 and -cc1as).
 type optionSet struct {
-	all     []*Option // every option, in the table's order
-	byID    map[string]*Option
-	input   *Option
-	unknown *Option
+	all  []*Option // every option, in the table's order
+	byID map[string]*Option
+	// byName is the first option (an index into all) of each name, and
+	// sameName[i] the next one of all[i]'s name, or -1.
+	byName   map[string]int32
+	sameName []int32
+	prefixes []string // every prefix, longest first (LLVM's PrefixesUnion)
+	input    *Option
+	unknown  *Option
 }
 
 // newOptionSet makes the options of records in the tool's search order,
 // with the semantics sem (by ID) laid over them.
 func newOptionSet(recs []Record, sem map[string]Semantics) *optionSet {
-	set := &optionSet{all: make([]*Option, len(recs)), byID: make(map[string]*Option, len(recs))}
+	set := &optionSet{all: make([]*Option, len(recs)), byID: make(map[string]*Option, len(recs)),
+		byName: make(map[string]int32, len(recs)), sameName: make([]int32, len(recs))}
 	opts := make([]Option, len(recs))
+	seen := map[string]bool{}
 	for i := range recs {
 		r := &recs[i]
 		o := &opts[i]
@@ -179,13 +184,33 @@ func newOptionSet(recs []Record, sem map[string]Semantics) *optionSet {
 		}
 		set.all[i] = o
 		set.byID[r.ID] = o
+		set.sameName[i] = -1
 		switch r.Kind {
 		case Input:
 			set.input = o
+			continue
 		case Unknown:
 			set.unknown = o
+			continue
+		case Group:
+			continue
+		}
+		if j, ok := set.byName[r.Name]; ok {
+			for set.sameName[j] >= 0 { // a short chain: one name, its prefixes
+				j = set.sameName[j]
+			}
+			set.sameName[j] = int32(i)
+		} else {
+			set.byName[r.Name] = int32(i)
+		}
+		for _, p := range r.Prefixes {
+			if !seen[p] {
+				seen[p] = true
+				set.prefixes = append(set.prefixes, p)
+			}
 		}
 	}
+	sort.Slice(set.prefixes, func(i, j int) bool { return len(set.prefixes[i]) > len(set.prefixes[j]) })
 	for _, o := range set.all {
 		if o.Record.Alias != "" {
 			o.alias = set.byID[o.Record.Alias]
@@ -211,22 +236,7 @@ func newTable(tool string, vis Visibility, recs []Record, sem map[string]Semanti
 
 // table returns the table of the options of set that vis selects.
 func (set *optionSet) table(tool string, vis Visibility) *Table {
-	t := &Table{Tool: tool, Visibility: vis, optionSet: set, byName: map[string][]int{}}
-	seen := map[string]bool{}
-	for i, o := range set.all {
-		if o.Kind == Group || o.Kind == Input || o.Kind == Unknown || o.Visibility&vis == 0 {
-			continue
-		}
-		t.byName[o.Name] = append(t.byName[o.Name], i)
-		for _, p := range o.Prefixes {
-			if !seen[p] {
-				seen[p] = true
-				t.prefixes = append(t.prefixes, p)
-			}
-		}
-	}
-	sort.Slice(t.prefixes, func(i, j int) bool { return len(t.prefixes[i]) > len(t.prefixes[j]) })
-	return t
+	return &Table{Tool: tool, Visibility: vis, optionSet: set}
 }
 
 // Lookup returns the option with the table's identifier id, or nil.
