@@ -128,7 +128,10 @@ func parseJobs(o *Options, v string) error {
 }
 
 // offccOptions are offcc's own options. clang 22 has no option spelled
-// like any of them (TestOffccOptionsAreNotClangs checks).
+// like any of them but --offload-jobs=, which offcc takes over: clang's
+// (the threads of its device offloading steps) says the same thing, and
+// offcc runs those steps as jobs of its own (TestOffccOptionsAreNotClangs
+// checks).
 var offccOptions = []offccOption{
 	{"--llvm-dir=", options.Joined, func(o *Options, v string) error { o.LLVMDir = v; return nil }},
 	{"--offload-jobs=", options.Joined, parseJobs},

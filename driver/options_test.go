@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/options"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -134,4 +135,27 @@ func FuzzResponseFileRoundTrip(f *testing.F) {
 			t.Fatalf("read back %q, wrote %q", got, in)
 		}
 	})
+}
+
+// TestOffccOptionsAreNotClangs checks that clang 22 has no option spelled
+// like one of offcc's: each, with a value where it takes one, is an unknown
+// argument to clang's driver table. --offload-jobs= is clang's too, with
+// the meaning offcc gives it.
+func TestOffccOptionsAreNotClangs(t *testing.T) {
+	for _, o := range offccOptions {
+		if o.name == "--offload-jobs=" {
+			if a, _ := options.ClangDriver().ParseOne([]string{"--offload-jobs=2"}, 0); !a.Is("offload_jobs_EQ") {
+				t.Errorf("--offload-jobs= is no longer clang's: %v", a.Option.ID)
+			}
+			continue
+		}
+		arg := o.name
+		if o.kind != options.Flag {
+			arg += "1"
+		}
+		a, err := options.ClangDriver().ParseOne([]string{arg, "x"}, 0)
+		if err != nil || !a.IsUnknown() {
+			t.Errorf("%s is clang's option %v too (err %v)", arg, a.Option.ID, err)
+		}
+	}
 }
