@@ -22,10 +22,9 @@ func LLD() *Table {
 		recs := make([]Record, 0, len(lldRecords)+len(lldDriverRecords))
 		recs = append(append(recs, lldRecords...), lldDriverRecords...)
 		lldSortRecords(recs)
-		lldTable = newTable("ld.lld", LLDOption, recs, lldAliasSemantics(recs, lldSemantics))
-		// "--" is no option of lld's: ld.lld reports it as an unknown
-		// argument and reads what follows as it would without it.
-		lldTable.DashDashInputs = false
+		// ("--" is no option of lld's: ld.lld reports it as an unknown
+		// argument and reads what follows as it would without it.)
+		lldTable = newTable("ld.lld", LLDOption, recs, lldSemantics)
 	})
 	return lldTable
 }
@@ -115,45 +114,6 @@ func lldStrCmpOptionName(a, b string) int {
 	return -1
 }
 
-// lldAliasSemantics returns sem with each alias's entry filled in from
-// the option it stands for, where sem has none of its own: a valued alias
-// takes all of it, a flag alias (--time-trace, --plugin-opt=save-temps)
-// the reasons only.
-func lldAliasSemantics(recs []Record, sem map[string]Semantics) map[string]Semantics {
-	byID := map[string]*Record{}
-	for i := range recs {
-		byID[recs[i].ID] = &recs[i]
-	}
-	out := make(map[string]Semantics, len(sem))
-	for id, s := range sem {
-		out[id] = s
-	}
-	for _, r := range recs {
-		if r.Alias == "" {
-			continue
-		}
-		if _, ok := sem[r.ID]; ok {
-			continue
-		}
-		target := byID[r.Alias]
-		for target != nil && target.Alias != "" {
-			target = byID[target.Alias]
-		}
-		if target == nil {
-			continue
-		}
-		s, ok := sem[target.ID]
-		if !ok {
-			continue
-		}
-		if r.Kind == Flag {
-			s.Value = NoValue
-		}
-		out[r.ID] = s
-	}
-	return out
-}
-
 // Why a job with an lld option never runs on a farm worker.
 const (
 	lldWritesUnnamed  = "writes a file the job does not name"
@@ -172,7 +132,7 @@ func lldWrites(v ValueKind, label string) Semantics {
 }
 
 // lldSemantics is what offcc knows of lld's options beyond lld's table, by
-// option ID (aliases take their target's: see lldAliasSemantics). Every
+// option ID (aliases take their target's: see newOptionSet). Every
 // option with a value is listed; a flag is listed when it makes lld write
 // files. An option that reads or writes files beyond the job's inputs
 // and -o, or runs or loads code, never runs on a farm worker; one that

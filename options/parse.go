@@ -88,12 +88,6 @@ func (a *Arg) String() string {
 func (t *Table) Parse(argv []string) ([]*Arg, error) {
 	var args []*Arg
 	for i := 0; i < len(argv); {
-		if t.DashDashInputs && argv[i] == "--" {
-			for j := i + 1; j < len(argv); j++ {
-				args = append(args, &Arg{Option: t.input, Spelling: argv[j], Values: []string{argv[j]}, Index: j, Count: 1})
-			}
-			break
-		}
 		a, err := t.ParseOne(argv, i)
 		if err != nil {
 			return args, err

@@ -8,16 +8,12 @@ import (
 // clangSemantics is what offcc knows of clang's options beyond clang's
 // table, by option ID (driver, -cc1 and -cc1as options alike): what their
 // values name, which make a job uncacheable and which never run on a farm
-// worker. It is built from clangGroups by buildSemantics, which adds two
-// rules of its own:
-//
-//   - every option whose value is a Plugin, a Program, a WriteFile or a
-//     WriteDir has a NoRemote reason (a default one for its kind where its
-//     group gives none), except -o and -dependency-file, the outputs a
-//     farm job names;
-//   - an alias has the semantics of the option it stands for, unless it
-//     is listed itself (Table.Parse returns the option an alias stands
-//     for, Table.Lookup the alias).
+// worker. It is built from clangGroups by buildSemantics, which adds a
+// rule of its own: every option whose value is a Plugin, a Program, a
+// WriteFile or a WriteDir has a NoRemote reason (a default one for its
+// kind where its group gives none), except -o and -dependency-file, the
+// outputs a farm job names. An alias has the semantics of the option it
+// stands for, unless it is listed itself (see newOptionSet).
 //
 // An option not listed, nor an alias of one, has NoValue: it is a flag,
 // or its value is a setting that names nothing on disk as far as offcc
@@ -43,7 +39,7 @@ var clangSemanticsBuilt = sync.OnceValue(func() (b struct {
 	sem       map[string]Semantics
 	conflicts []string
 }) {
-	b.sem, b.conflicts = buildSemantics(clangRecords, clangGroups)
+	b.sem, b.conflicts = buildSemantics(clangGroups)
 	return b
 })
 
@@ -291,7 +287,7 @@ var jobOutputs = map[string]bool{"o": true, "dependency_file": true}
 // buildSemantics merges the groups into semantics by ID, applies the
 // rules of clangSemantics, and returns with them where two groups
 // disagree on an ID.
-func buildSemantics(recs []Record, groups []semGroup) (map[string]Semantics, []string) {
+func buildSemantics(groups []semGroup) (map[string]Semantics, []string) {
 	sem := make(map[string]Semantics, 512)
 	var conflicts []string
 	set := func(id, what string, field *string, v string) {
@@ -321,22 +317,6 @@ func buildSemantics(recs []Record, groups []semGroup) (map[string]Semantics, []s
 		if d := defaultNoRemote[s.Value]; d != "" && s.NoRemote == "" && !jobOutputs[id] {
 			s.NoRemote = d
 			sem[id] = s
-		}
-	}
-	byID := make(map[string]*Record, len(recs))
-	for i := range recs {
-		byID[recs[i].ID] = &recs[i]
-	}
-	for _, r := range recs {
-		if _, listed := sem[r.ID]; listed || r.Alias == "" {
-			continue
-		}
-		target := r.Alias
-		for byID[target] != nil && byID[target].Alias != "" {
-			target = byID[target].Alias
-		}
-		if s, ok := sem[target]; ok {
-			sem[r.ID] = s
 		}
 	}
 	return sem, conflicts

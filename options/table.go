@@ -147,9 +147,6 @@ type Table struct {
 	Tool string
 	// Visibility selects the options the tool accepts.
 	Visibility Visibility
-	// DashDashInputs makes "--" end the options (lld); clang's driver
-	// reads "--" as its own option.
-	DashDashInputs bool
 
 	*optionSet
 }
@@ -169,7 +166,9 @@ type optionSet struct {
 }
 
 // newOptionSet makes the options of records in the tool's search order,
-// with the semantics sem (by ID) laid over them.
+// with the semantics sem (by ID) laid over them. An alias sem does not
+// list has the semantics of the option it stands for (Table.Parse returns
+// that option, Table.Lookup the alias).
 func newOptionSet(recs []Record, sem map[string]Semantics) *optionSet {
 	set := &optionSet{all: make([]*Option, len(recs)), byID: make(map[string]*Option, len(recs)),
 		byName: make(map[string]int32, len(recs)), sameName: make([]int32, len(recs))}
@@ -219,6 +218,12 @@ func newOptionSet(recs []Record, sem map[string]Semantics) *optionSet {
 			o.group = set.byID[o.Record.Group]
 		}
 	}
+	for _, o := range set.all {
+		if _, own := sem[o.ID]; !own && o.alias != nil {
+			u := o.Unaliased()
+			o.Value, o.Uncacheable, o.NoRemote = u.Value, u.Uncacheable, u.NoRemote
+		}
+	}
 	if set.input == nil {
 		set.input = &Option{Record: &Record{Name: "<input>", ID: "INPUT", Kind: Input}}
 	}
@@ -266,22 +271,23 @@ var clangOptions = sync.OnceValue(func() *optionSet {
 	return newOptionSet(clangRecords, clangSemantics())
 })
 
-// Each of clang's tables is made the first time it is asked for: a
-// command line that needs the driver's alone does not pay for -cc1's.
-var (
-	clangDriver = sync.OnceValue(func() *Table { return clangOptions().table("clang", DefaultVis) })
-	clangCC1    = sync.OnceValue(func() *Table { return clangOptions().table("clang -cc1", CC1Option) })
-	clangAs     = sync.OnceValue(func() *Table { return clangOptions().table("clang -cc1as", CC1AsOption) })
-)
+// clangTableSet is clang's driver, -cc1 and -cc1as tables over its options.
+var clangTableSet = sync.OnceValue(func() (t struct{ driver, cc1, as *Table }) {
+	set := clangOptions()
+	t.driver = set.table("clang", DefaultVis)
+	t.cc1 = set.table("clang -cc1", CC1Option)
+	t.as = set.table("clang -cc1as", CC1AsOption)
+	return t
+})
 
 // ClangDriver returns clang's driver options (gcc mode).
-func ClangDriver() *Table { return clangDriver() }
+func ClangDriver() *Table { return clangTableSet().driver }
 
 // ClangCC1 returns the options of clang -cc1.
-func ClangCC1() *Table { return clangCC1() }
+func ClangCC1() *Table { return clangTableSet().cc1 }
 
 // ClangCC1As returns the options of clang -cc1as, the integrated assembler.
-func ClangCC1As() *Table { return clangAs() }
+func ClangCC1As() *Table { return clangTableSet().as }
 
 // MissingValueError is an option at the end of a command line that lacks
 // the values it takes, reported as clang reports it.
