@@ -49,6 +49,12 @@ func commandArgs(cmd []string) []*options.Arg {
 
 // uncacheable returns why a's outputs cannot be cached, or "".
 func (s *Session) uncacheable(a *actions.Action) string {
+	return s.uncacheableWith(a, func() []*options.Arg { return commandArgs(a.Command) })
+}
+
+// uncacheableWith is uncacheable with a's command parsed by args, called
+// only when the options are looked at.
+func (s *Session) uncacheableWith(a *actions.Action, args func() []*options.Arg) string {
 	switch {
 	case a.Expand != nil:
 		return "expands into other jobs"
@@ -78,7 +84,7 @@ func (s *Session) uncacheable(a *actions.Action) string {
 			return "output to a device file"
 		}
 	}
-	for _, arg := range commandArgs(a.Command) {
+	for _, arg := range args() {
 		if why := arg.Option.Uncacheable; why != "" {
 			return why
 		}
@@ -104,7 +110,9 @@ type actionKey struct {
 // uncacheable, when a cannot be cached, an input cannot be read or a
 // command names a temporary file the plan does not know.
 func (s *Session) key(a *actions.Action) (*actionKey, string) {
-	if why := s.uncacheable(a); why != "" {
+	// The command is parsed once, for all the key looks at.
+	args := sync.OnceValue(func() []*options.Arg { return commandArgs(a.Command) })
+	if why := s.uncacheableWith(a, args); why != "" {
 		return nil, why
 	}
 	var k keyText
@@ -149,7 +157,7 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		}
 	}
 	debugInfo, coverage := false, false
-	for _, arg := range commandArgs(a.Command) {
+	for _, arg := range args() {
 		switch arg.Option.ID {
 		case "debug_info_kind_EQ", "gcodeview", "dwarf_version_EQ":
 			debugInfo = isCC1
@@ -282,7 +290,7 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	}
 	ak := &actionKey{frontEndOpenMP: frontEndOpenMP && fromSource}
 	if isCC1 {
-		ak.searchDirs = searchDirs(a.Command)
+		ak.searchDirs = searchDirs(args())
 	}
 	ak.text = k.String()
 	ak.sum = sha256.Sum256([]byte(ak.text))
@@ -367,16 +375,13 @@ var searchGroups = map[string]int{
 	"idirafter": afterDirs, "isystem_after": afterDirs,
 }
 
-// searchDirs returns a cc1 command's include search directories in the
-// order the preprocessor searches them.
-func searchDirs(argv []string) []string {
+// searchDirs returns the include search directories of a cc1 command's
+// arguments in the order the preprocessor searches them.
+func searchDirs(args []*options.Arg) []string {
 	var groups [dirGroups][]string
-	if len(argv) > 0 {
-		args, _ := options.ClangCC1().Parse(argv[1:])
-		for _, a := range args {
-			if g, ok := searchGroups[a.Option.ID]; ok && a.Value() != "" {
-				groups[g] = append(groups[g], a.Value())
-			}
+	for _, a := range args {
+		if g, ok := searchGroups[a.Option.ID]; ok && a.Value() != "" {
+			groups[g] = append(groups[g], a.Value())
 		}
 	}
 	var dirs []string

@@ -46,13 +46,12 @@ func TestSearchDirs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			argv := append([]string{"/usr/bin/clang-22"}, tt.args...)
-			if got := searchDirs(argv); !slices.Equal(got, tt.want) {
+			if got := searchDirs(commandArgs(append([]string{"/usr/bin/clang-22", "-cc1"}, tt.args...))); !slices.Equal(got, tt.want) {
 				t.Errorf("searchDirs(%q) = %q, want %q", tt.args, got, tt.want)
 			}
 		})
 	}
-	if got := searchDirs([]string{"-I/argv0"}); len(got) != 0 {
+	if got := searchDirs(commandArgs([]string{"-I/argv0"})); len(got) != 0 {
 		t.Errorf("argv[0] taken as an option: %q", got)
 	}
 }
