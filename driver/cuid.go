@@ -47,26 +47,16 @@ import (
 // argument clang accepts has its CUID; an argument clang rejects (unknown,
 // or missing its value) fails clang's own planning first.
 
-// clangCUID returns the CUID clang 22 computes for the CUDA or HIP source
+// cuidOfArgs returns the CUID clang 22 computes for the CUDA or HIP source
 // input (as spelled on the command line) when its driver runs with args
-// (the arguments after argv[0], inputs included, as clang's driver sees
-// them: clang++ adds --driver-mode=g++ in front). It returns "" when it
-// cannot be sure: a command line clang rejects, a response file it could
-// not read, -fuse-cuid= other than hash, an --offload-arch clang resolves
-// by running a tool (native), or input not among the inputs. It does not
-// see clang's configuration files or CCC_OVERRIDE_OPTIONS, whose arguments
-// clang hashes too; a caller must not use it where those apply.
-func clangCUID(input string, args []string) string {
-	parsed, err := options.ClangDriver().Parse(args)
-	if err != nil {
-		return ""
-	}
-	id, _ := cuidOfArgs(input, parsed)
-	return id
-}
-
-// cuidOfArgs is clangCUID over a parsed command line. random reports
-// -fuse-cuid=random: any ID clang's driver prints is as good as another.
+// (the parsed arguments after argv[0], inputs included, as clang's driver
+// sees them: a configuration file's first, --driver-mode=g++ for clang++).
+// It returns "" when it cannot be sure: a command line clang rejects, a
+// response file it could not read, -fuse-cuid= other than hash, an
+// --offload-arch clang resolves by running a tool (native), or input not
+// among the inputs. It does not see CCC_OVERRIDE_OPTIONS, whose arguments
+// clang hashes too. random reports -fuse-cuid=random: any ID clang's
+// driver prints is as good as another.
 func cuidOfArgs(input string, args []*options.Arg) (id string, random bool) {
 	cl, ok := readCUIDArgs(args)
 	if !ok || !slices.Contains(cl.inputs, input) {

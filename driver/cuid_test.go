@@ -14,6 +14,17 @@ import (
 	"github.com/offcc/offcc/options"
 )
 
+// clangCUID is cuidOfArgs over an unparsed command line: "" for one
+// clang's table rejects.
+func clangCUID(input string, args []string) string {
+	parsed, err := options.ClangDriver().Parse(args)
+	if err != nil {
+		return ""
+	}
+	id, _ := cuidOfArgs(input, parsed)
+	return id
+}
+
 // cuidKernel is a HIP (and CUDA) source that needs no headers.
 const cuidKernel = `#include <stddef.h>
 #define __global__ __attribute__((global))

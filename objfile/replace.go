@@ -1,6 +1,7 @@
 package objfile
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -39,7 +40,7 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 		}
 	}
 	if target < 0 {
-		return nil, replaceErr(name, "no such section")
+		return nil, &ReplaceError{Section: name, Reason: ErrNoSection.Error(), err: ErrNoSection}
 	}
 	idx := uint64(target + 1) // Sections omits index 0
 	h := f.shdr(idx)
@@ -138,8 +139,16 @@ func checkNoSizedSymbols(f *elfFile, idx uint64) error {
 // section of a well-formed object.
 type ReplaceError struct {
 	Section, Reason string
+	err             error
 }
 
 func (e *ReplaceError) Error() string { return "replace section " + e.Section + ": " + e.Reason }
+
+// Unwrap returns ErrNoSection for an object without the section.
+func (e *ReplaceError) Unwrap() error { return e.err }
+
+// ErrNoSection is the ReplaceError (errors.Is) of an object that has no
+// section of the name.
+var ErrNoSection = errors.New("no such section")
 
 func replaceErr(section, reason string) error { return &ReplaceError{Section: section, Reason: reason} }

@@ -2,6 +2,7 @@ package objfile
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,8 +76,12 @@ func TestReplaceSectionErrors(t *testing.T) {
 		{"missing", ".nope"},
 		{"not progbits", ".symtab"},
 	} {
-		if _, err := ReplaceSection(obj, tc.section, []byte("x")); err == nil {
+		_, err := ReplaceSection(obj, tc.section, []byte("x"))
+		if err == nil {
 			t.Errorf("%s: no error", tc.name)
+		}
+		if missing := errors.Is(err, ErrNoSection); missing != (tc.name == "missing") {
+			t.Errorf("%s: errors.Is(%v, ErrNoSection) = %v", tc.name, err, missing)
 		}
 	}
 	if _, err := ReplaceSection([]byte("not an object"), ".text", nil); err == nil {

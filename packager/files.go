@@ -169,33 +169,18 @@ func EmbedFatbinFile(w io.Writer, hostObj, fatbin string, hip bool) error {
 	if err != nil {
 		return err
 	}
-	if !hasSection(obj, FatbinSection(hip)) {
+	merged, err := objfile.ReplaceSection(obj, FatbinSection(hip), fb)
+	switch {
+	case errors.Is(err, objfile.ErrNoSection):
 		// A translation unit with no kernels and no device variables
 		// registers nothing: clang's CodeGen (CGNVCUDARuntime::
 		// makeModuleCtorFunction) then emits no fat binary section and
 		// never reads the fat binary, so the object compiled with an
 		// empty one is the object clang writes.
-		_, err = w.Write(obj)
-		return err
-	}
-	merged, err := objfile.ReplaceSection(obj, FatbinSection(hip), fb)
-	if err != nil {
+		merged = obj
+	case err != nil:
 		return err
 	}
 	_, err = w.Write(merged)
 	return err
-}
-
-// hasSection reports whether the ELF object obj has a section named name.
-func hasSection(obj []byte, name string) bool {
-	secs, err := objfile.Sections(obj)
-	if err != nil {
-		return true // let ReplaceSection report the damage
-	}
-	for _, s := range secs {
-		if s.Name == name {
-			return true
-		}
-	}
-	return false
 }
