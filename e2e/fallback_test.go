@@ -16,13 +16,10 @@ func TestFallbackCountedWithReason(t *testing.T) {
 	t.Parallel()
 	w := newCacheWork(t)
 	w.write(t, map[string]string{
-		"k.hip": "#include <stddef.h>\n" +
-			"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned x = 1) : x(x), y(1), z(1) {} };\n" +
-			"extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, size_t, struct ihipStream_t *);\n" +
-			"__attribute__((global)) void k(int *p) { *p = 1; }\n",
+		"k.hip":     "#include \"hip_min.h\"\n__global__ void k(int *p) { *p = 1; }\n",
 		"extra.cfg": "-I<CFGDIR>/inc\n",
 	})
-	hip := []string{"--config=" + w.path("extra.cfg"), "-x", "hip", "--offload-arch=gfx90a", "-nogpuinc", "-nogpulib", "-c", "k.hip", "-o", "k.o"}
+	hip := args("--config="+w.path("extra.cfg"), hipFlags(t), "-c", "k.hip", "-o", "k.o")
 	const reason = "offcc cannot tell the compile unit ID clang gives k.hip"
 
 	graph := cmdSpec{dir: w.dir, env: w.env, name: w.c.cc, args: args(hip, "--print-job-graph=json")}.mustRun(t)
@@ -71,13 +68,10 @@ func TestConfigFilePlanned(t *testing.T) {
 	t.Parallel()
 	w := newCacheWork(t)
 	w.write(t, map[string]string{
-		"k.hip": "#include <stddef.h>\n" +
-			"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned x = 1) : x(x), y(1), z(1) {} };\n" +
-			"extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, size_t, struct ihipStream_t *);\n" +
-			"__attribute__((global)) void k(int *p) { *p = CFG; }\n",
+		"k.hip":   "#include \"hip_min.h\"\n__global__ void k(int *p) { *p = CFG; }\n",
 		"hip.cfg": "# project defaults\n-O2 -DCFG=7\n",
 	})
-	hip := []string{"--config=" + w.path("hip.cfg"), "-x", "hip", "--offload-arch=gfx90a", "-nogpuinc", "-nogpulib", "-c", "k.hip", "-o", "k.o"}
+	hip := args("--config="+w.path("hip.cfg"), hipFlags(t), "-c", "k.hip", "-o", "k.o")
 	cmdSpec{dir: w.dir, env: w.env, name: refClang, args: hip}.mustRun(t)
 	want := mustReadTB(t, w.path("k.o"))
 	_, evs := w.build(t, hip...)

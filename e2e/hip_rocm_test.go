@@ -16,11 +16,9 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,6 +28,20 @@ import (
 
 	"github.com/offcc/offcc/internal/llvmtest"
 )
+
+// rocmCompare starts a test comparing offcc with clang on Debian's ROCm:
+// the compiler under test, the environment of clang's runs (a private
+// TMPDIR), a directory of the test's, and offcc's environment (that TMPDIR
+// and a cache of its own).
+func rocmCompare(t *testing.T) (c compiler, tmp, root string, env []string) {
+	t.Helper()
+	t.Parallel()
+	c = offccOnly(t, "compares offcc with clang")
+	llvmtest.ROCm(t)
+	_, tmp = tmpEnv(t)
+	root = t.TempDir()
+	return c, tmp, root, cacheEnvFor(tmp, filepath.Join(root, "cache"))
+}
 
 // rocmSources are the translation units of testdata/hip-rocm, in the
 // Makefile's order (options and report have no kernel).
@@ -76,27 +88,6 @@ func sameTimes(t testing.TB, dir string) {
 	}
 }
 
-// execSpec runs a command as cmdSpec.run does, without a testing.TB (for
-// commands run at once from several goroutines).
-func execSpec(c cmdSpec) (result, error) {
-	cmd := exec.Command(c.name, c.args...)
-	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), c.env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{cmdline: shellJoin(append([]string{c.name}, c.args...)), stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-		if r.code < 0 {
-			r.code = 128
-		}
-		err = nil
-	}
-	return r, err
-}
-
 // runTwoAtATime runs the commands, at most two at once (as make -j2 runs a
 // project's compiles), and fails the test unless every one exits 0.
 func runTwoAtATime(t *testing.T, specs []cmdSpec) []result {
@@ -111,7 +102,7 @@ func runTwoAtATime(t *testing.T, specs []cmdSpec) []result {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i], errs[i] = execSpec(s)
+			results[i], errs[i] = s.exec()
 		}()
 	}
 	wg.Wait()
@@ -350,12 +341,7 @@ func TestHIPROCmProjectLikeClang(t *testing.T) {
 // cache kept, no compiler runs and the diagnostics are replayed as clang
 // prints them.
 func TestHIPROCmNoKernels(t *testing.T) {
-	t.Parallel()
-	c := offccOnly(t, "compares offcc with clang")
-	llvmtest.ROCm(t)
-	_, tmp := tmpEnv(t)
-	root := t.TempDir()
-	env := cacheEnvFor(tmp, filepath.Join(root, "cache"))
+	c, tmp, root, env := rocmCompare(t)
 	compile := args(llvmtest.ROCmHIPFlags(), "-O2", "-Wall", "-c", "report.hip", "-o", "report.o")
 	var theirs result
 	clangDir := inWork(t, root, "clang", func(work string) {
@@ -391,12 +377,8 @@ func TestHIPROCmNoKernels(t *testing.T) {
 // (device compiles for the gfx archs, not CUDA's), planned by offcc, into
 // clang's object byte for byte.
 func TestHIPROCmCUFileAsHIP(t *testing.T) {
-	t.Parallel()
-	c := offccOnly(t, "compares offcc with clang")
-	llvmtest.ROCm(t)
-	_, tmp := tmpEnv(t)
-	root := t.TempDir()
-	env := append(cacheEnvFor(tmp, filepath.Join(root, "cache")), traceEnv(filepath.Join(root, "trace.json")))
+	c, tmp, root, env := rocmCompare(t)
+	env = append(env, traceEnv(filepath.Join(root, "trace.json")))
 	compile := args(llvmtest.ROCmHIPFlags(), "-O2", "-c", "k.cu", "-o", "k.o")
 	setup := func(work string) {
 		copyFile(t, rocmProject(t, "common.h"), filepath.Join(work, "common.h"))
@@ -476,12 +458,8 @@ func sameDiagnostics(t testing.TB, what, theirs, ours string) {
 // compiles' diagnostics before the host compile's, as clang does (and in
 // the order of clang's device compiles), line for line what clang prints.
 func TestHIPROCmDiagnosticsLikeClang(t *testing.T) {
-	t.Parallel()
-	c := offccOnly(t, "compares offcc with clang")
-	llvmtest.ROCm(t)
-	_, tmp := tmpEnv(t)
-	root := t.TempDir()
-	env := append(cacheEnvFor(tmp, filepath.Join(root, "cache")), traceEnv(filepath.Join(root, "trace.json")))
+	c, tmp, root, env := rocmCompare(t)
+	env = append(env, traceEnv(filepath.Join(root, "trace.json")))
 	compile := args(llvmtest.ROCmHIPFlags(), "-O2", "-Wall", "-c", "diag.hip", "-o", "diag.o")
 	write := func(work string) {
 		if err := os.WriteFile(filepath.Join(work, "diag.hip"), []byte(rocmDiagSrc), 0o644); err != nil {

@@ -213,6 +213,16 @@ type cmdSpec struct {
 
 func (c cmdSpec) run(t testing.TB) result {
 	t.Helper()
+	r, err := c.exec()
+	if err != nil {
+		t.Fatalf("running %s: %v", r.cmdline, err)
+	}
+	return r
+}
+
+// exec runs the command, without a testing.TB (for commands run at once
+// from several goroutines). err is set when it could not run at all.
+func (c cmdSpec) exec() (result, error) {
 	cmd := exec.Command(c.name, c.args...)
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), c.env...)
@@ -225,17 +235,14 @@ func (c cmdSpec) run(t testing.TB) result {
 		stderr:  errb.String(),
 	}
 	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
+	if errors.As(err, &ee) {
 		r.code = ee.ExitCode()
 		if r.code < 0 {
 			r.code = 128 // killed by a signal
 		}
-	default:
-		t.Fatalf("running %s: %v", r.cmdline, err)
+		err = nil
 	}
-	return r
+	return r, err
 }
 
 // mustRun runs the command and fails the test unless it exits 0.
