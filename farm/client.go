@@ -486,11 +486,6 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 			add(p, p)
 		}
 	}
-	for _, arg := range j.Args {
-		if why := denied(arg); why != "" {
-			return nil, nil, errors.New(why)
-		}
-	}
 	if tool == "clang" && a.DepFile != "" {
 		// A superset of the files the compile can read, found in process;
 		// where that cannot be promised (a computed #include), the files
