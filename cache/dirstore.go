@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/offcc/offcc/internal/tempname"
+	"github.com/offcc/offcc/trust"
 )
 
 // DirStore is a Store in a directory, sharded like pocl's kernel cache:
@@ -62,6 +63,9 @@ type indexJSON struct {
 	// plan naming a Latin-1 path), which a JSON string would change.
 	RecordBytes []byte     `json:"record_bytes,omitempty"`
 	Blobs       []blobJSON `json:"blobs,omitempty"`
+	// Signature signs the rest of the index and the entry's key (see
+	// SignEntry).
+	Signature *trust.Signature `json:"signature,omitempty"`
 }
 
 type blobJSON struct {
@@ -74,7 +78,7 @@ type blobJSON struct {
 // EncodeIndex returns the index file of e: a header line with the
 // SHA-256 of the body, then the body (JSON).
 func EncodeIndex(e *Entry) []byte {
-	ij := indexJSON{Kind: e.Kind, Record: string(e.Record)}
+	ij := indexJSON{Kind: e.Kind, Record: string(e.Record), Signature: e.Signature}
 	if !utf8.Valid(e.Record) {
 		ij.Record, ij.RecordBytes = "", e.Record
 	}
@@ -109,7 +113,7 @@ func DecodeIndex(data []byte) (*Entry, error) {
 	if err := json.Unmarshal(body, &ij); err != nil {
 		return nil, fmt.Errorf("index: %v", err)
 	}
-	e := &Entry{Kind: ij.Kind, Record: []byte(ij.Record)}
+	e := &Entry{Kind: ij.Kind, Record: []byte(ij.Record), Signature: ij.Signature}
 	if ij.RecordBytes != nil {
 		if ij.Record != "" || utf8.Valid(ij.RecordBytes) {
 			return nil, errors.New("index: record given twice or as bytes that are UTF-8")

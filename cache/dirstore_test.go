@@ -870,6 +870,10 @@ func sameEntry(a, b *Entry) bool {
 	if a.Kind != b.Kind || !bytes.Equal(a.Record, b.Record) || len(a.Blobs) != len(b.Blobs) {
 		return false
 	}
+	if (a.Signature == nil) != (b.Signature == nil) ||
+		a.Signature != nil && (a.Signature.Key != b.Signature.Key || !bytes.Equal(a.Signature.Sig, b.Signature.Sig)) {
+		return false
+	}
 	for i := range a.Blobs {
 		if a.Blobs[i] != b.Blobs[i] {
 			return false

@@ -2,14 +2,33 @@ package cache
 
 import (
 	"testing"
+
+	"github.com/offcc/offcc/trust"
 )
 
 // FuzzDecodeIndex feeds DecodeIndex arbitrary index files: it must not
-// panic, and what it accepts must keep its promises (checkDecoded). Inputs
-// that are a valid header followed by arbitrary bytes get past the
-// checksum: the fuzzer's body is checksummed for it in half the cases.
+// panic, and what it accepts must keep its promises (checkDecoded: the
+// signature included). Inputs that are a valid header followed by
+// arbitrary bytes get past the checksum: the fuzzer's body is checksummed
+// for it in half the cases. A decoded entry verifies with the seeds' key
+// only if it is a seed's entry, unchanged, under the key it was signed for.
 func FuzzDecodeIndex(f *testing.F) {
 	sum := SumBytes([]byte("x"))
+	signer, err := trust.Generate("fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	ring := trust.NewKeyring(&signer.PublicKey)
+	sigKey := SumBytes([]byte("signed key"))
+	signedSeed := &Entry{Kind: KindResult, Record: []byte(`{"kind":"compile"}`), Blobs: []Blob{{Name: "out0", Size: 1, Sum: sum, Mode: 0o644}}}
+	SignEntry(signer, sigKey, signedSeed)
+	signedIndex := EncodeIndex(signedSeed)
+	f.Add(signedIndex, false)
+	f.Add(signedIndex[len(indexMagic)+66:], true)
+	f.Add([]byte(`{"kind":"plan","record":"x","signature":{"key":"0011223344556677","ed25519":"AAAA"}}`), true)
+	f.Add([]byte(`{"kind":"plan","record":"x","signature":{"key":null,"ed25519":null}}`), true)
+	f.Add([]byte(`{"kind":"plan","record":"x","signature":null}`), true)
+	f.Add([]byte(`{"kind":"plan","record":"x","signature":"AAAA"}`), true)
 	for _, e := range []*Entry{
 		{Kind: KindPlan, Record: []byte("jobs\n")},
 		{Kind: KindPlan, Record: []byte("\xe9\xff")},
@@ -38,5 +57,8 @@ func FuzzDecodeIndex(f *testing.F) {
 			return
 		}
 		checkDecoded(t, e)
+		if _, err := VerifyEntry(ring, sigKey, e); err == nil && !sameEntry(e, signedSeed) {
+			t.Fatalf("an entry other than the signed one verifies: %+v", e)
+		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/offcc/offcc/trust"
 )
 
 // Sum is a SHA-256 digest: of a key's text (a key) or of a file's bytes
@@ -84,6 +86,9 @@ type Entry struct {
 	// Used is when the entry was last used (local stores: its index's
 	// modification time); set by Get and Stat.
 	Used time.Time
+	// Signature, when set, is a writer's signature of the entry under
+	// its key (SignEntry, VerifyEntry); stores keep it in the index.
+	Signature *trust.Signature
 }
 
 // Size returns the bytes an entry occupies: its record and blobs.
