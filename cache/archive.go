@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/poclbin"
+	"github.com/offcc/offcc/trust"
 )
 
 // ArchiveBasePath is the base path Export writes in its archives. It is
@@ -22,15 +23,21 @@ const ArchiveBasePath = "offcc-cache"
 
 // An export archive (offcc cache export, offcc cache import) is a poclbin
 // archive whose entries are the cache-relative files of whole entries:
-// "xx/<key>/index" (the entry's index, as EncodeIndex writes it) and
-// "xx/<key>/<blob name>" (each blob's bytes), where <key> is 64 lower-case
-// hex digits and xx its first two. Nothing else may be in it.
+// "xx/<key>/index" (the entry's index, as EncodeIndex writes it, with the
+// exporter's signature when it has a key) and "xx/<key>/<blob name>" (each
+// blob's bytes), where <key> is 64 lower-case hex digits and xx its first
+// two. Nothing else may be in it.
 
 // Export writes the entries under keys (every sound entry when keys is
 // nil) to w as a poclbin archive and returns how many it wrote. A listed
 // key without a sound entry, or whose blobs fail their digest, is an error
 // naming it; with keys nil, damaged entries (and entries removed while
 // the export runs) are skipped silently.
+//
+// With a signing key (c.Keys.SigningKey, OFFCC_SIGNING_KEY) every index
+// written is signed with it for its key (SignEntry), whatever signature
+// the entry had; without one an entry's own signature, if any (a shared
+// entry keeps its writer's), is written as it is.
 //
 // The archive is streamed: one entry's blobs at a time are held in memory
 // (read and verified before any of the entry is written, so that a damaged
@@ -71,6 +78,14 @@ func (c *Cache) Export(w io.Writer, keys []Sum) (int, error) {
 		})
 		if err != nil {
 			return 0, fmt.Errorf("cache export: %v", err)
+		}
+	}
+
+	if k := c.signingKey(); k != nil {
+		for i := range items {
+			signed := *items[i].e
+			SignEntry(k, items[i].key, &signed)
+			items[i].e = &signed
 		}
 	}
 
@@ -230,9 +245,51 @@ type importItem struct {
 	blobs map[string][]byte
 }
 
-// Import reads a poclbin archive written by Export and stores its entries,
-// returning how many it stored (an entry already in the cache is kept and
-// counted).
+// ImportOptions are the choices of an Import.
+type ImportOptions struct {
+	// TrustArchive takes the archive's entries whether or not a trusted
+	// key signed them (offcc cache import --trust-archive).
+	TrustArchive bool
+}
+
+// ImportResult is what an Import did.
+type ImportResult struct {
+	// Imported counts the entries stored (an entry already in the cache
+	// is kept and counted).
+	Imported int
+	// Skipped counts, by kind, the entries never imported: plans
+	// (KindPlan: a plan is a command line a later build runs, derived
+	// again from the compiler rather than taken from elsewhere) and the
+	// machine-local kinds (KindTool, KindLast: of use only where they
+	// were made).
+	Skipped map[Kind]int
+}
+
+// SkippedTotal returns the number of entries skipped.
+func (r ImportResult) SkippedTotal() int {
+	n := 0
+	for _, v := range r.Skipped {
+		n += v
+	}
+	return n
+}
+
+// neverImported says why Import skips entries of a kind, "" for kinds it
+// imports.
+func neverImported(k Kind) string {
+	switch k {
+	case KindPlan:
+		return "plans are derived again, never imported"
+	case KindTool, KindLast:
+		return "machine-local"
+	}
+	return ""
+}
+
+// Import reads a poclbin archive written by Export and stores its entries
+// of the kinds it imports (results, manifests, derived digests); plans and
+// machine-local entries (tool digests, last-stored key texts) are skipped
+// and counted.
 //
 // Every entry of the archive is checked before anything is written, and
 // any violation refuses the whole archive with one error naming the entry:
@@ -241,28 +298,48 @@ type importItem struct {
 // or "xx/<key>/<blob name>", xx the first two of the key's 64 lower-case hex
 // digits; each key's index must pass its checksum, be of a known kind and
 // list exactly the blob files the archive holds for the key, each of the
-// size and SHA-256 the index gives. The cache directory is checked too:
-// a shard or entry directory the import would use that is a symbolic link
-// (or not a directory) refuses the archive, so that nothing is written
-// outside the cache directory. Only then is each entry stored through the
-// store (DirStore.Put: whole or not at all), its blobs staged in a
-// temporary directory inside the entry's shard. If writing fails, the
-// entries this import created are removed again.
+// size and SHA-256 the index gives. Unless opt.TrustArchive, every entry
+// to be imported must be signed for its key by a key of c.Keys.CacheWriters
+// (OFFCC_TRUSTED_CACHE_KEYS; VerifyEntry): an unsigned entry, one signed
+// by another key, or one moved to another key refuses the archive. The
+// cache directory is checked too: a shard or entry directory the import
+// would use that is a symbolic link (or not a directory) refuses the
+// archive, so that nothing is written outside the cache directory. Only
+// then is each entry stored through the store (DirStore.Put: whole or not
+// at all), its blobs staged in a temporary directory inside the entry's
+// shard. If writing fails, the entries this import created are removed
+// again.
 //
 // An entry's key cannot be checked against its contents (a key is the
-// digest of a job's inputs, not of its outputs): import only archives from
-// a source you trust with your builds' outputs.
-func (c *Cache) Import(data []byte) (int, error) {
+// digest of a job's inputs, not of its outputs): the signature is what
+// says that a trusted writer stored those outputs under that key. With
+// TrustArchive, import only archives from a source you trust with your
+// builds' outputs.
+func (c *Cache) Import(data []byte, opt ImportOptions) (ImportResult, error) {
+	res := ImportResult{Skipped: map[Kind]int{}}
 	a, err := poclbin.ParseArchive(data)
 	if err != nil {
-		return 0, fmt.Errorf("cache import: %v", err)
+		return ImportResult{}, fmt.Errorf("cache import: %v", err)
 	}
-	items, err := checkImport(a)
+	all, err := checkImport(a)
 	if err != nil {
-		return 0, fmt.Errorf("cache import: %v", err)
+		return ImportResult{}, fmt.Errorf("cache import: %v", err)
+	}
+	var items []*importItem
+	for _, it := range all {
+		if neverImported(it.e.Kind) != "" {
+			res.Skipped[it.e.Kind]++
+			continue
+		}
+		items = append(items, it)
+	}
+	if !opt.TrustArchive {
+		if err := c.checkImportTrust(items); err != nil {
+			return ImportResult{}, fmt.Errorf("cache import: %v", err)
+		}
 	}
 	if err := c.checkImportDest(items); err != nil {
-		return 0, fmt.Errorf("cache import: %v", err)
+		return ImportResult{}, fmt.Errorf("cache import: %v", err)
 	}
 	var created []Sum
 	for _, it := range items {
@@ -274,16 +351,38 @@ func (c *Cache) Import(data []byte) (int, error) {
 			for _, k := range created {
 				c.Store.Remove(k)
 			}
-			return 0, fmt.Errorf("cache import: %s: %v", entryRelDir(it.key), err)
+			return ImportResult{}, fmt.Errorf("cache import: %s: %v", entryRelDir(it.key), err)
 		}
 	}
-	return len(items), nil
+	res.Imported = len(items)
+	return res, nil
+}
+
+// checkImportTrust checks that a trusted key signed every entry to be
+// imported, for its key; the first that fails (in key order) is the error.
+func (c *Cache) checkImportTrust(items []*importItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	trusted := c.trustedKeys()
+	if trusted.Len() == 0 {
+		return fmt.Errorf("entry %q: no trusted keys to check its signature with: set %s to the exporter's public key, or pass --trust-archive",
+			entryRelDir(items[0].key)+"/"+indexName, trust.EnvCacheWriters)
+	}
+	for _, it := range items {
+		if _, err := VerifyEntry(trusted, it.key, it.e); err != nil {
+			return fmt.Errorf("entry %q: %v (import only archives signed by a key of %s, or pass --trust-archive)",
+				entryRelDir(it.key)+"/"+indexName, err, trust.EnvCacheWriters)
+		}
+	}
+	return nil
 }
 
 // machineLocal are the entry kinds export --all leaves out.
 var machineLocal = map[Kind]bool{KindTool: true, KindLast: true}
 
-// knownKinds are the entry kinds Import accepts.
+// knownKinds are the entry kinds an archive may hold (Import stores those
+// neverImported does not name, and skips the rest).
 var knownKinds = map[Kind]bool{
 	KindResult: true, KindManifest: true, KindLast: true, KindPlan: true, KindTool: true, KindDerived: true,
 }

@@ -33,7 +33,7 @@ func FuzzImport(f *testing.F) {
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "cache")
 		c := Open(Config{Dir: dir, MaxSize: DefaultMaxSize})
-		n, err := c.Import(in)
+		n, err := arImport(c, in)
 		if names, _ := os.ReadDir(parent); len(names) > 1 || len(names) == 1 && names[0].Name() != "cache" {
 			t.Fatalf("the import wrote beside the cache directory: %v", names)
 		}
@@ -60,7 +60,7 @@ func FuzzImport(f *testing.F) {
 		if m, err := c.Export(&out, nil); err != nil || m != n {
 			t.Fatalf("export of the imported cache: %d, %v", m, err)
 		}
-		if n2, err := Open(Config{Dir: filepath.Join(parent, "again")}).Import(out.Bytes()); err != nil || n2 != n {
+		if n2, err := arImport(Open(Config{Dir: filepath.Join(parent, "again")}), out.Bytes()); err != nil || n2 != n {
 			t.Fatalf("reimport of the export: %d, %v", n2, err)
 		}
 	})

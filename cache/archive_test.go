@@ -47,6 +47,26 @@ func arPut(t testing.TB, c *Cache, key Sum, kind Kind, rec string, blobs ...stri
 	}
 }
 
+// arImport imports data into c trusting the archive (the signature
+// checks have tests of their own: sign_test.go), and returns the number of
+// entries imported.
+func arImport(c *Cache, data []byte) (int, error) {
+	r, err := c.Import(data, ImportOptions{TrustArchive: true})
+	return r.Imported, err
+}
+
+// arImportable returns the entries of m that Import takes (all but plans
+// and machine-local kinds).
+func arImportable(m map[Sum]arEntry) map[Sum]arEntry {
+	out := map[Sum]arEntry{}
+	for k, e := range m {
+		if neverImported(e.kind) == "" {
+			out[k] = e
+		}
+	}
+	return out
+}
+
 func arKey(name string) Sum { return SumBytes([]byte("archive test key " + name)) }
 
 // arFill puts a few entries of every shape into c and returns their keys.
@@ -203,13 +223,18 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Errorf("archive paths:\n got %q\nwant %q", paths, wantPaths)
 	}
 
+	// The plan is not imported.
+	want = arImportable(want)
+	if len(want) != len(keys)-1 {
+		t.Fatalf("%d importable entries, want %d", len(want), len(keys)-1)
+	}
 	b, parent := arCache(t)
-	n, err = b.Import(data)
+	n, err = arImport(b, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != len(keys) {
-		t.Errorf("Import: %d entries, want %d", n, len(keys))
+	if n != len(want) {
+		t.Errorf("Import: %d entries, want %d", n, len(want))
 	}
 	got := arEntries(t, b)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -223,7 +248,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 
 	// Again: every entry is there already, kept and counted.
-	if n, err := b.Import(data); err != nil || n != len(keys) {
+	if n, err := arImport(b, data); err != nil || n != len(want) {
 		t.Errorf("second Import: %d, %v", n, err)
 	}
 	if got := arEntries(t, b); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -239,7 +264,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if n != 0 {
 		t.Errorf("empty cache exported %d", n)
 	}
-	if n, err := b.Import(empty); err != nil || n != 0 {
+	if n, err := arImport(b, empty); err != nil || n != 0 {
 		t.Errorf("import of an empty archive: %d, %v", n, err)
 	}
 	if _, err := os.Stat(e.Dir); !errors.Is(err, fs.ErrNotExist) {
@@ -250,16 +275,16 @@ func TestExportImportRoundTrip(t *testing.T) {
 func TestExportKeys(t *testing.T) {
 	a, _ := arCache(t)
 	keys := arFill(t, a)
-	data, n := arExport(t, a, []Sum{keys[0], keys[2], keys[0]})
+	data, n := arExport(t, a, []Sum{keys[0], keys[3], keys[0]})
 	if n != 2 {
 		t.Errorf("exported %d, want 2 (a key listed twice is exported once)", n)
 	}
 	b, _ := arCache(t)
-	if _, err := b.Import(data); err != nil {
+	if _, err := arImport(b, data); err != nil {
 		t.Fatal(err)
 	}
 	got := arEntries(t, b)
-	if len(got) != 2 || got[keys[0]].kind != KindResult || got[keys[2]].kind != KindPlan {
+	if len(got) != 2 || got[keys[0]].kind != KindResult || got[keys[3]].kind != KindDerived {
 		t.Errorf("imported %v", got)
 	}
 
@@ -297,10 +322,10 @@ func TestExportKeys(t *testing.T) {
 		t.Errorf("export of all with one damaged: %d entries, want %d", n, len(keys)-1)
 	}
 	c, _ := arCache(t)
-	if _, err := c.Import(data); err != nil {
+	if _, err := arImport(c, data); err != nil {
 		t.Fatal(err)
 	}
-	if got := arEntries(t, c); len(got) != len(keys)-1 {
+	if got := arEntries(t, c); len(got) != len(keys)-2 { // the plan is not imported
 		t.Errorf("imported %d entries", len(got))
 	} else if _, ok := got[keys[0]]; ok {
 		t.Errorf("the damaged entry was exported")
@@ -522,7 +547,7 @@ func TestImportRefusesHostileArchives(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := arFiles(t, parent)
-			n, err := c.Import(data)
+			n, err := arImport(c, data)
 			if err == nil {
 				t.Fatalf("imported %d entries", n)
 			}
@@ -567,7 +592,7 @@ func TestImportAllOrNothing(t *testing.T) {
 	own := arKey("own")
 	arPut(t, b, own, KindResult, "{}", "mine")
 	before := arFiles(t, b.Dir)
-	if _, err := b.Import(buf.Bytes()); err == nil || !strings.Contains(err.Error(), arc.Entries[last].Path) {
+	if _, err := arImport(b, buf.Bytes()); err == nil || !strings.Contains(err.Error(), arc.Entries[last].Path) {
 		t.Fatalf("import with one damaged blob: %v", err)
 	}
 	if after := arFiles(t, b.Dir); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -588,7 +613,7 @@ func TestImportAllOrNothing(t *testing.T) {
 		return nil
 	}
 	defer func() { importFault = nil }()
-	_, err = b.Import(data)
+	_, err = arImport(b, data)
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), entryRelDir(fail)) {
 		t.Fatalf("import with a failing write: %v", err)
 	}
@@ -642,7 +667,7 @@ func TestImportSymlinks(t *testing.T) {
 				}
 			}
 			before := arFiles(t, parent)
-			_, err := c.Import(data)
+			_, err := arImport(c, data)
 			if err == nil || !strings.Contains(err.Error(), link) {
 				t.Fatalf("import through a planted %s: %v", where, err)
 			}
@@ -661,10 +686,10 @@ func TestImportSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := Open(Config{Dir: link, MaxSize: DefaultMaxSize})
-		if n, err := c.Import(data); err != nil || n != len(keys) {
+		if n, err := arImport(c, data); err != nil || n != len(keys)-1 {
 			t.Fatalf("import into a linked cache directory: %d, %v", n, err)
 		}
-		if len(arEntries(t, Open(Config{Dir: real}))) != len(keys) {
+		if len(arEntries(t, Open(Config{Dir: real}))) != len(keys)-1 {
 			t.Errorf("entries missing")
 		}
 	})

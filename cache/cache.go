@@ -4,9 +4,18 @@
 // (in the spirit of pocl's kernel cache, per job of offcc's graph). It owns
 // the keys (key.go, toolchain.go), the store interface and its directory
 // implementation (store.go, dirstore.go), direct mode's header manifests
-// (manifest.go), statistics (stats.go), trimming and the poclbin
-// export/import of entries. The executor consults it through
-// actions.Cache (Session); no offload kind knows of it.
+// (manifest.go), statistics (stats.go), trimming, the poclbin
+// export/import of entries (archive.go) and the shared cache behind the
+// local one (layered.go). The executor consults it through actions.Cache
+// (Session); no offload kind knows of it.
+//
+// The local cache is trusted as the machine's own. What comes from
+// elsewhere, a shared cache's entry or an imported archive's, is believed
+// only when a trusted key signed it (sign.go, package trust): the
+// signature covers the entry's key, kind, record and blob digests, so that
+// whoever can write to the Redis server (or hand over an archive) cannot
+// make a build restore outputs that a trusted writer did not store under
+// that key.
 package cache
 
 import (
@@ -16,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/offcc/offcc/trust"
 )
 
 // Mode says whether a build reads and writes the cache.
@@ -52,12 +63,26 @@ type Config struct {
 	// OFFCC_REMOTE_CACHE_READONLY=1).
 	RemoteURL      string
 	RemoteReadOnly bool
+	// RemoteInsecure accepts shared entries that no trusted key signed
+	// (OFFCC_REMOTE_CACHE_INSECURE=1), and lets a build without a
+	// signing key write unsigned entries: the shared cache is then only
+	// as trustworthy as everyone who can write to the Redis server.
+	RemoteInsecure bool
 }
 
 // ConfigFromEnv reads OFFCC_CACHE ("0"/"off" or "readonly"),
 // OFFCC_CACHE_DIR (else $XDG_CACHE_HOME/offcc, else ~/.cache/offcc),
 // OFFCC_CACHE_SIZE (bytes, or with a K, M, G or T suffix, powers of 1024)
 // and OFFCC_CACHE_DEBUG. A cache with no usable directory is Off.
+//
+// The shared cache: OFFCC_REMOTE_CACHE (a redis:// URL, with "|readonly"
+// after it to read without writing), OFFCC_REMOTE_CACHE_READONLY=1 (the
+// same) and OFFCC_REMOTE_CACHE_INSECURE=1, which turns off the signature
+// check of shared entries: without it a shared entry is a hit only when a
+// key of OFFCC_TRUSTED_CACHE_KEYS signed it, entries are written only by a
+// process whose OFFCC_SIGNING_KEY is one of those keys (and signs them),
+// and with no trusted keys the shared cache is not used at all (see
+// Layered; the keys are read by trust.FromEnv, not here).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{MaxSize: DefaultMaxSize}
 	switch v := strings.ToLower(getenv("OFFCC_CACHE")); v {
@@ -84,17 +109,24 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if v := strings.TrimSpace(getenv("OFFCC_REMOTE_CACHE")); v != "" {
 		url, ro := strings.CutSuffix(v, "|readonly")
 		c.RemoteURL, c.RemoteReadOnly = url, ro
-		switch strings.ToLower(getenv("OFFCC_REMOTE_CACHE_READONLY")) {
-		case "", "0", "off", "no", "false":
-		default:
-			c.RemoteReadOnly = true
-		}
+		c.RemoteReadOnly = c.RemoteReadOnly || envTrue(getenv("OFFCC_REMOTE_CACHE_READONLY"))
+		c.RemoteInsecure = envTrue(getenv("OFFCC_REMOTE_CACHE_INSECURE"))
 	}
 	c.Dir = DefaultDir(getenv)
 	if c.Dir == "" {
 		c.Mode = Off
 	}
 	return c, nil
+}
+
+// envTrue reports whether a boolean setting is on: set, and not "0",
+// "off", "no" or "false".
+func envTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "off", "no", "false":
+		return false
+	}
+	return true
 }
 
 // DefaultDir returns OFFCC_CACHE_DIR, else $XDG_CACHE_HOME/offcc, else
@@ -156,6 +188,27 @@ type Cache struct {
 	// Layered); RemoteName names it in messages.
 	Remote     Store
 	RemoteName string
+	// Keys are the process's keys (trust.FromEnv), nil for none:
+	// Keys.SigningKey signs the entries a build writes to the shared
+	// store and those Export writes; Keys.CacheWriters are the keys whose
+	// shared entries are hits and whose archives Import takes.
+	Keys *trust.Settings
+}
+
+// signingKey returns the key that signs what c writes elsewhere, or nil.
+func (c *Cache) signingKey() *trust.PrivateKey {
+	if c.Keys == nil {
+		return nil
+	}
+	return c.Keys.SigningKey
+}
+
+// trustedKeys returns the keys whose entries c believes, or nil.
+func (c *Cache) trustedKeys() *trust.Keyring {
+	if c.Keys == nil {
+		return nil
+	}
+	return c.Keys.CacheWriters
 }
 
 // Open returns the cache of c, or nil when c is Off.

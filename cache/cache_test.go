@@ -106,6 +106,13 @@ func TestConfigFromEnv(t *testing.T) {
 
 		{"OFFCC_CACHE_DEBUG=1", []string{"HOME=" + home, "OFFCC_CACHE_DEBUG=1"}, Config{Dir: def, MaxSize: DefaultMaxSize, Debug: true}, false},
 		{"OFFCC_CACHE_DEBUG=0", []string{"HOME=" + home, "OFFCC_CACHE_DEBUG=0"}, Config{Dir: def, MaxSize: DefaultMaxSize}, false},
+
+		{"OFFCC_REMOTE_CACHE", []string{"HOME=" + home, "OFFCC_REMOTE_CACHE=redis://h:1"}, Config{Dir: def, MaxSize: DefaultMaxSize, RemoteURL: "redis://h:1"}, false},
+		{"OFFCC_REMOTE_CACHE|readonly", []string{"HOME=" + home, "OFFCC_REMOTE_CACHE=redis://h:1|readonly"}, Config{Dir: def, MaxSize: DefaultMaxSize, RemoteURL: "redis://h:1", RemoteReadOnly: true}, false},
+		{"OFFCC_REMOTE_CACHE_READONLY=1", []string{"HOME=" + home, "OFFCC_REMOTE_CACHE=redis://h:1", "OFFCC_REMOTE_CACHE_READONLY=1"}, Config{Dir: def, MaxSize: DefaultMaxSize, RemoteURL: "redis://h:1", RemoteReadOnly: true}, false},
+		{"OFFCC_REMOTE_CACHE_INSECURE=1", []string{"HOME=" + home, "OFFCC_REMOTE_CACHE=redis://h:1", "OFFCC_REMOTE_CACHE_INSECURE=1"}, Config{Dir: def, MaxSize: DefaultMaxSize, RemoteURL: "redis://h:1", RemoteInsecure: true}, false},
+		{"OFFCC_REMOTE_CACHE_INSECURE=0", []string{"HOME=" + home, "OFFCC_REMOTE_CACHE=redis://h:1", "OFFCC_REMOTE_CACHE_INSECURE=0"}, Config{Dir: def, MaxSize: DefaultMaxSize, RemoteURL: "redis://h:1"}, false},
+		{"OFFCC_REMOTE_CACHE_INSECURE without a shared cache", []string{"HOME=" + home, "OFFCC_REMOTE_CACHE_INSECURE=1"}, Config{Dir: def, MaxSize: DefaultMaxSize}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

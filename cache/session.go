@@ -72,19 +72,22 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 	if opt.TempDir == "" {
 		tempDir = "\x00no temporary directory"
 	}
-	var store Store = c.Store
-	var layered *Layered
-	if c.Remote != nil {
-		layered = &Layered{Local: c.Store, Remote: c.Remote, ReadOnly: c.RemoteReadOnly || !c.Writable(),
-			Name: c.RemoteName, Warn: opt.Warn}
-		store = layered
-	}
-	return &Session{
-		c: c, store: store, layered: layered, tempDir: tempDir, self: opt.Self, env: envMap(opt.Env),
+	s := &Session{
+		c: c, store: c.Store, tempDir: tempDir, self: opt.Self, env: envMap(opt.Env),
 		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
 		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
+	if c.Remote != nil {
+		s.layered = &Layered{Local: c.Store, Remote: c.Remote, ReadOnly: c.RemoteReadOnly || !c.Writable(),
+			Sign: c.signingKey(), Trusted: c.trustedKeys(), Insecure: c.RemoteInsecure,
+			Name: c.RemoteName, Warn: opt.Warn}
+		if opt.Explain != nil {
+			s.layered.Debug = func(msg string) { s.explainf("%s\n", msg) }
+		}
+		s.store = s.layered
+	}
+	return s
 }
 
 // envMap maps KEY=VALUE pairs by name; a later pair wins, as for exec.

@@ -81,10 +81,28 @@ ENVIRONMENT:
   OFFCC_REMOTE_CACHE=URL  share the build cache through the Redis server URL
                           (redis://[user:password@]host:port[/db]; a
                           "|readonly" suffix reads without writing)
+  OFFCC_TRUSTED_CACHE_KEYS=LIST
+                          public keys (NAME.pub files or directories, ':' or
+                          ',' between them) whose signed shared-cache entries
+                          are hits; entries nobody trusted signed are misses
+  OFFCC_REMOTE_CACHE_INSECURE=1
+                          use the shared cache without keys: unsigned
+                          entries are hits (only where nobody untrusted can
+                          write to the server)
   OFFCC_REMOTE_EXEC=URL   see --remote-exec
   OFFCC_REMOTE_EXEC_PICKUP=DURATION
                           how long a job waits for a worker before it runs
                           here (default 2s)
+  OFFCC_TRUSTED_WORKERS=LIST
+                          public keys of the workers whose results are
+                          believed (others' jobs run here, with a warning)
+  OFFCC_REMOTE_EXEC_INSECURE=1
+                          use the build farm without keys: unsigned jobs and
+                          results (only where nobody untrusted can write to
+                          the server)
+  OFFCC_SIGNING_KEY=FILE  the private key (NAME.key) that signs this build's
+                          farm jobs and, when it is a trusted cache key, its
+                          shared-cache entries (offcc key generate NAME)
 
 SUBCOMMANDS:
   offload-binary   pack or extract offload binaries (llvm-offload-binary)
@@ -100,6 +118,8 @@ SUBCOMMANDS:
                    COMMAND, export -o FILE.poclbin, import FILE.poclbin
   worker           serve the build farm (--redis URL --jobs N); worker
                    status lists its workers and queues
+  key              generate NAME: an Ed25519 key pair (NAME.key, NAME.pub)
+                   that signs farm jobs, results and shared-cache entries
   version          print offcc's version and the LLVM it drives
 
 Called as llvm-offload-binary, clang-offload-packager or clang-offload-bundler

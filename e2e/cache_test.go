@@ -922,12 +922,13 @@ func TestCacheCLI(t *testing.T) {
 	}
 
 	bundle := filepath.Join(filepath.Dir(w.dir), "x.poclbin")
-	w.cacheCLI(t, nil, "export", "--all", "-o", bundle)
+	writer, reader := cacheKeys(t)
+	w.cacheCLI(t, writer, "export", "--all", "-o", bundle)
 	if info, err := os.Stat(bundle); err != nil || info.Size() == 0 {
 		t.Fatalf("offcc cache export wrote no bundle: %v", err)
 	}
 	fresh := []string{"OFFCC_CACHE_DIR=" + filepath.Join(filepath.Dir(w.dir), "cache2")}
-	w.cacheCLI(t, fresh, "import", bundle)
+	w.cacheCLI(t, append(slices.Clone(fresh), reader...), "import", bundle)
 	_, evs := w.run(t, fresh, flags...)
 	checkAllHits(t, "build in the imported cache", evs)
 

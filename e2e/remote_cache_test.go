@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,29 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/offcc/offcc/cache/redisstore/redistest"
+	"github.com/offcc/offcc/trust"
 )
 
 // The shared cache (OFFCC_REMOTE_CACHE) against a real redis-server the
 // tests start on a loopback port.
+
+// cacheKeys writes a signing key pair for the shared cache and returns
+// the environment of the machine that writes it (CI: signs with the key
+// and trusts it) and of one that only reads it (trusts the key).
+func cacheKeys(t *testing.T) (writer, reader []string) {
+	t.Helper()
+	k, err := trust.Generate("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile, pubFile, err := trust.WriteKeyPair(filepath.Join(t.TempDir(), "ci"), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader = []string{"OFFCC_TRUSTED_CACHE_KEYS=" + pubFile, "OFFCC_SIGNING_KEY=", "OFFCC_REMOTE_CACHE_INSECURE="}
+	writer = append(slices.Clone(reader), "OFFCC_SIGNING_KEY="+keyFile)
+	return writer, reader
+}
 
 // remoteKeys returns the keys of the server matching pattern.
 func remoteKeys(t *testing.T, srv *redistest.Server, pattern string) []string {
@@ -36,7 +56,8 @@ func TestRemoteCacheSecondMachine(t *testing.T) {
 	srv := redistest.Start(t)
 	w := newCacheWork(t)
 	w.write(t, map[string]string{"k.c": kernelsSrc})
-	remote := []string{"OFFCC_REMOTE_CACHE=" + srv.URL}
+	writer, reader := cacheKeys(t)
+	remote := append([]string{"OFFCC_REMOTE_CACHE=" + srv.URL}, writer...)
 	build := args(amdFlags("gfx906,gfx90a"), "-O2", "-c", w.path("k.c"), "-o", w.path("k.o"))
 	w.run(t, remote, build...)
 	first := mustReadTB(t, w.path("k.o"))
@@ -44,7 +65,8 @@ func TestRemoteCacheSecondMachine(t *testing.T) {
 		t.Fatal("nothing was stored in the shared cache")
 	}
 
-	second := append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache")}, remote...)
+	// The second machine only verifies: it has no signing key.
+	second := append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache"), "OFFCC_REMOTE_CACHE=" + srv.URL}, reader...)
 	r, evs := w.run(t, second, build...)
 	checkAllHits(t, "the second machine's build", evs)
 	if strings.Contains(r.stderr, "warning") {
@@ -53,16 +75,17 @@ func TestRemoteCacheSecondMachine(t *testing.T) {
 	sameBytes(t, "the second machine's object", w.path("k.o"), first)
 	var st struct {
 		Remote struct {
-			Hits, Misses, Errors int64
-			BytesDown            int64 `json:"bytes_down"`
+			Hits, Misses, Errors, Untrusted int64
+			BytesDown                       int64 `json:"bytes_down"`
 		} `json:"remote"`
+		Shared struct{ State string } `json:"shared"`
 	}
 	out := w.cacheCLI(t, second, "stats", "--json").stdout
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("stats --json: %v\n%s", err, out)
 	}
-	if st.Remote.Hits == 0 || st.Remote.Errors != 0 || st.Remote.BytesDown == 0 {
-		t.Errorf("the second machine's shared-cache counters: %+v", st.Remote)
+	if st.Remote.Hits == 0 || st.Remote.Errors != 0 || st.Remote.Untrusted != 0 || st.Remote.BytesDown == 0 || st.Shared.State != "verify-only" {
+		t.Errorf("the second machine's shared-cache counters: %+v, %+v", st.Remote, st.Shared)
 	}
 }
 
@@ -73,7 +96,8 @@ func TestRemoteCacheReadOnly(t *testing.T) {
 	srv := redistest.Start(t)
 	w := newCacheWork(t)
 	w.write(t, map[string]string{"p.c": "int p(int x) { return x + 1; }\n"})
-	w.run(t, []string{"OFFCC_REMOTE_CACHE=" + srv.URL + "|readonly"}, "-O2", "-c", w.path("p.c"), "-o", w.path("p.o"))
+	writer, _ := cacheKeys(t)
+	w.run(t, append([]string{"OFFCC_REMOTE_CACHE=" + srv.URL + "|readonly"}, writer...), "-O2", "-c", w.path("p.c"), "-o", w.path("p.o"))
 	if keys := remoteKeys(t, srv, "*"); len(keys) != 0 {
 		t.Errorf("a read-only shared cache was written: %q", keys)
 	}
@@ -86,7 +110,8 @@ func TestRemoteCacheTampered(t *testing.T) {
 	srv := redistest.Start(t)
 	w := newCacheWork(t)
 	w.write(t, map[string]string{"k.c": kernelsSrc})
-	remote := []string{"OFFCC_REMOTE_CACHE=" + srv.URL}
+	writer, reader := cacheKeys(t)
+	remote := append([]string{"OFFCC_REMOTE_CACHE=" + srv.URL}, writer...)
 	build := args(amdFlags("gfx906"), "-O2", "-c", w.path("k.c"), "-o", w.path("k.o"))
 	w.run(t, remote, build...)
 	want := mustReadTB(t, w.path("k.o"))
@@ -108,7 +133,7 @@ func TestRemoteCacheTampered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	second := append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache")}, remote...)
+	second := append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache"), "OFFCC_REMOTE_CACHE=" + srv.URL}, reader...)
 	r, evs := w.run(t, second, build...)
 	if len(misses(evs)) == 0 {
 		t.Errorf("tampered shared entries were hits:\n%s", listEvents(evs))
@@ -126,7 +151,8 @@ func TestRemoteCacheServerGone(t *testing.T) {
 	srv := redistest.Start(t)
 	w := newCacheWork(t)
 	w.write(t, map[string]string{"k.c": kernelsSrc})
-	remote := []string{"OFFCC_REMOTE_CACHE=" + srv.URL}
+	writer, _ := cacheKeys(t)
+	remote := append([]string{"OFFCC_REMOTE_CACHE=" + srv.URL}, writer...)
 	build := args(amdFlags("gfx906,gfx908,gfx90a,gfx1030"), "-O2", "-c", w.path("k.c"), "-o", w.path("k.o"))
 
 	// Killed while the build runs: its later stores fail.
@@ -152,4 +178,74 @@ func TestRemoteCacheServerGone(t *testing.T) {
 	}
 	sameBytes(t, "the object built with the shared cache down", w.path("k.o"), want)
 	t.Logf("build with the shared cache down: %v", time.Since(start))
+}
+
+// TestRemoteCacheSigned: entries no trusted key signed (written by an
+// insecure machine, or planted) are misses for a machine that verifies,
+// counted as untrusted, and the build's object is right; a signing CI
+// build replaces them, and then they hit. With no trusted keys the shared
+// cache is not used, with one warning.
+func TestRemoteCacheSigned(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newCacheWork(t)
+	w.write(t, map[string]string{"k.c": kernelsSrc})
+	writer, reader := cacheKeys(t)
+	url := "OFFCC_REMOTE_CACHE=" + srv.URL
+	build := args(amdFlags("gfx906"), "-O2", "-c", w.path("k.c"), "-o", w.path("k.o"))
+	machine := func(env ...string) []string {
+		return append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache"), url}, env...)
+	}
+
+	// An insecure machine fills the shared cache with unsigned entries.
+	w.run(t, machine("OFFCC_REMOTE_CACHE_INSECURE=1", "OFFCC_SIGNING_KEY=", "OFFCC_TRUSTED_CACHE_KEYS="), build...)
+	want := mustReadTB(t, w.path("k.o"))
+	if len(remoteKeys(t, srv, "offcc:e:*")) == 0 {
+		t.Fatal("the insecure machine stored nothing")
+	}
+
+	// A verifying machine: every job misses, nothing is written.
+	dev := machine(reader...)
+	before := len(remoteKeys(t, srv, "*"))
+	r, evs := w.run(t, dev, build...)
+	if hits := countStatus(evs, "hit"); hits != 0 || len(misses(evs)) == 0 {
+		t.Errorf("unsigned shared entries were hits:\n%s", listEvents(evs))
+	}
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("warnings:\n%s", r.stderr)
+	}
+	sameBytes(t, "the object built over unsigned entries", w.path("k.o"), want)
+	if after := len(remoteKeys(t, srv, "*")); after != before {
+		t.Errorf("a machine without a signing key wrote to the shared cache: %d keys, was %d", after, before)
+	}
+	var st struct {
+		Remote struct{ Hits, Untrusted int64 } `json:"remote"`
+	}
+	out := w.cacheCLI(t, dev, "stats", "--json").stdout
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("stats --json: %v\n%s", err, out)
+	}
+	if st.Remote.Untrusted == 0 || st.Remote.Hits != 0 {
+		t.Errorf("counters %+v, want untrusted entries and no hits", st.Remote)
+	}
+	if text := w.cacheCLI(t, dev, "stats").stdout; !strings.Contains(text, "untrusted") || !strings.Contains(text, "trusting 1 key (ci)") {
+		t.Errorf("stats:\n%s", text)
+	}
+
+	// CI (signing, fresh cache) replaces them; then a verifying machine
+	// hits.
+	w.run(t, machine(writer...), build...)
+	_, evs = w.run(t, machine(reader...), build...)
+	checkAllHits(t, "after CI signed the entries", evs)
+	sameBytes(t, "the object restored from signed entries", w.path("k.o"), want)
+
+	// No trusted keys: one warning, the local cache only.
+	r, evs = w.run(t, machine("OFFCC_TRUSTED_CACHE_KEYS=", "OFFCC_SIGNING_KEY=", "OFFCC_REMOTE_CACHE_INSECURE="), build...)
+	if n := strings.Count(r.stderr, "warning: shared cache "+srv.URL+": no trusted keys (OFFCC_TRUSTED_CACHE_KEYS)"); n != 1 {
+		t.Errorf("%d warnings about the trusted keys, want one:\n%s", n, r.stderr)
+	}
+	if countStatus(evs, "hit") != 0 {
+		t.Errorf("hits without trusted keys:\n%s", listEvents(evs))
+	}
+	sameBytes(t, "the object built without trusted keys", w.path("k.o"), want)
 }

@@ -5,8 +5,8 @@
 // Key layout, under a prefix (Options.KeyPrefix, "offcc:" by default):
 //
 //	<prefix>e:<key hex>      string: cache.EncodeIndex of the entry (kind,
-//	                         record, blob list with sizes and SHA-256s;
-//	                         checksummed)
+//	                         record, blob list with sizes and SHA-256s,
+//	                         the writer's signature; checksummed)
 //	<prefix>b:<sha256 hex>   hash: one blob, shared by every entry that
 //	                         holds those bytes. Field "m" is
 //	                         "<size> <chunk size>"; fields "0", "1", ...
@@ -21,7 +21,10 @@
 // only when the blob is complete: EXISTS on it is the "already uploaded"
 // test, and an evicted blob disappears whole. Entries are written after
 // their blobs. Readers verify every blob's size and SHA-256
-// (cache.NewVerifier), so bytes changed in Redis are detected.
+// (cache.NewVerifier), so bytes changed in Redis are detected. The store
+// itself trusts whoever can write to the server: cache.Layered checks each
+// entry's signature (cache.VerifyEntry), so that an entry changed, moved
+// to another key or written without a trusted key is a miss.
 //
 // Remove deletes only the entry's key: blobs are shared and stay until
 // Redis evicts them (run the server with maxmemory and allkeys-lru, as
@@ -73,6 +76,10 @@ type Options struct {
 	ChunkSize int
 	// MaxBlob is the largest blob the store accepts (default 512 MiB).
 	MaxBlob int64
+	// MaxIndex is the largest entry index (kind, record, blob list) the
+	// store reads or writes (default 16 MiB): a larger one in the server
+	// reads as a miss, without being loaded whole.
+	MaxIndex int
 }
 
 // Store is a cache.Store in a Redis server; see the package comment. It is
@@ -128,6 +135,9 @@ func Open(rawURL string, opt Options) (*Store, error) {
 	}
 	if opt.MaxBlob <= 0 {
 		opt.MaxBlob = 512 << 20
+	}
+	if opt.MaxIndex <= 0 {
+		opt.MaxIndex = 16 << 20
 	}
 	ro.DialTimeout = opt.DialTimeout
 	ro.DialerRetries = 1 // one attempt
@@ -209,12 +219,17 @@ func (s *Store) blobKey(sum cache.Sum) string  { return s.opt.KeyPrefix + "b:" +
 func (s *Store) Get(key cache.Sum) (*cache.Entry, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	data, err := s.c.Get(ctx, s.entryKey(key)).Bytes()
-	if errors.Is(err, redis.Nil) {
+	// At most one byte more than an index may have: whoever can write
+	// to the server must not make a reader load a huge string.
+	data, err := s.c.GetRange(ctx, s.entryKey(key), 0, int64(s.opt.MaxIndex)).Bytes()
+	if errors.Is(err, redis.Nil) || (err == nil && len(data) == 0) {
 		return nil, cache.ErrNotFound
 	}
 	if err != nil {
 		return nil, s.err("GET entry", err)
+	}
+	if len(data) > s.opt.MaxIndex {
+		return nil, cache.ErrNotFound
 	}
 	e, err := cache.DecodeIndex(data)
 	if err != nil {
@@ -254,6 +269,9 @@ func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) (uploaded int64
 		stored.Blobs[i].Path = ""
 	}
 	index := cache.EncodeIndex(&stored)
+	if len(index) > s.opt.MaxIndex {
+		return 0, fmt.Errorf("redisstore: entry index of %d bytes, more than %d", len(index), s.opt.MaxIndex)
+	}
 	if _, err := cache.DecodeIndex(index); err != nil {
 		return 0, fmt.Errorf("redisstore: entry %s: %v", key, err) // bad blob names
 	}

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/poclbin"
 	"github.com/offcc/offcc/toolchain"
+	"github.com/offcc/offcc/trust"
 )
 
 const cacheUsage = `USAGE: offcc cache <subcommand> [options]
@@ -27,10 +29,15 @@ else ~/.cache/offcc).
 
 SUBCOMMANDS:
   stats [--json] [--zero]      the cache's directory, size limit and entries
-                               (by kind), and its counters per job kind: hits,
-                               misses, hit rate, uncacheable and not stored by
-                               reason, time saved, bytes stored and restored;
-                               --zero resets the counters after printing them
+                               (by kind), how builds trust the shared cache
+                               (OFFCC_REMOTE_CACHE: the key they sign with and
+                               the keys they trust, or INSECURE, or off), and
+                               the counters per job kind: hits, misses, hit
+                               rate, uncacheable and not stored by reason, time
+                               saved, bytes stored and restored, and the shared
+                               cache's (untrusted: entries no trusted key
+                               signed); --zero resets the counters after
+                               printing them
   clear                        remove every entry and the counters
   trim [--size SIZE]           remove least recently used entries now, down to
                                90% of OFFCC_CACHE_SIZE, or down to SIZE (bytes,
@@ -43,11 +50,34 @@ SUBCOMMANDS:
   export (--all | KEY...) -o FILE.poclbin
                                write entries (all, or those with the given
                                64-hex-digit keys) to a poclbin archive
-                               (-o - writes to stdout)
-  import FILE.poclbin          store the entries of an archive written by export
-                               (- reads stdin); every entry is checked before
-                               anything is written. Import only archives you
-                               trust with your builds' outputs.
+                               (-o - writes to stdout); with OFFCC_SIGNING_KEY
+                               every entry is signed with it for its key
+  import [--trust-archive] FILE.poclbin
+                               store the entries of an archive written by export
+                               (- reads stdin). Every entry must be signed for
+                               its key by a key of OFFCC_TRUSTED_CACHE_KEYS, or
+                               the archive is refused whole (naming the first
+                               bad entry); --trust-archive skips that check:
+                               only for archives you trust with your builds'
+                               outputs. Plans (command lines a build would run:
+                               derived again) and machine-local entries (tool
+                               digests, last-stored keys) are never imported;
+                               the summary counts them. Every entry is checked
+                               before anything is written.
+
+KEYS (offcc key generate NAME writes a pair):
+  OFFCC_SIGNING_KEY=NAME.key   signs what export writes and, in builds, what
+                               goes to the shared cache; without it, or when it
+                               is not one of OFFCC_TRUSTED_CACHE_KEYS, a build
+                               never writes to the shared cache
+  OFFCC_TRUSTED_CACHE_KEYS=LIST
+                               public keys (NAME.pub files or directories of
+                               them, ':'-separated) whose archives import takes
+                               and whose shared entries builds use; with none,
+                               builds do not use the shared cache
+  OFFCC_REMOTE_CACHE_INSECURE=1
+                               builds use shared entries no trusted key signed,
+                               and write unsigned ones without a signing key
 `
 
 // cacheSubcommands are the usage lines of each subcommand, for its errors
@@ -58,7 +88,7 @@ var cacheSubcommands = map[string]string{
 	"trim":    "offcc cache trim [--size SIZE]",
 	"explain": "offcc cache explain [--] COMMAND...",
 	"export":  "offcc cache export (--all | KEY...) -o FILE.poclbin",
-	"import":  "offcc cache import FILE.poclbin",
+	"import":  "offcc cache import [--trust-archive] FILE.poclbin",
 }
 
 // cacheEnv is what the cache subcommands read of the process: its
@@ -231,9 +261,13 @@ func modeName(m cache.Mode) string {
 //	             "tool", "derived"): {"entries": N, "bytes": N}
 //	total        the counters (below) of all job kinds together
 //	kinds        per job kind (as --print-job-graph names them): counters
-//	remote       the shared cache (OFFCC_REMOTE_CACHE): {"hits", "misses",
-//	             "errors", "stores", "bytes_up", "bytes_down"}; a remote hit
-//	             is also a hit of its job kind
+//	remote       the shared cache's counters: {"hits", "misses",
+//	             "untrusted", "errors", "stores", "bytes_up", "bytes_down"};
+//	             a remote hit is also a hit of its job kind; untrusted
+//	             counts shared entries no trusted key signed (misses, or
+//	             with OFFCC_REMOTE_CACHE_INSECURE=1 hits all the same)
+//	shared       present when OFFCC_REMOTE_CACHE names a shared cache: how
+//	             builds with this environment use it (sharedJSON)
 //
 // The counters, since the statistics were last zeroed:
 //
@@ -254,6 +288,113 @@ type cacheStatsJSON struct {
 	Total      countersJSON             `json:"total"`
 	Kinds      map[string]countersJSON  `json:"kinds"`
 	Remote     cache.RemoteStats        `json:"remote"`
+	Shared     *sharedJSON              `json:"shared,omitempty"`
+}
+
+// sharedJSON is the shared cache's security as builds with the
+// environment of "offcc cache stats" use it:
+//
+//	url           OFFCC_REMOTE_CACHE without its password
+//	state         "signed": entries are verified and written signed;
+//	              "verify-only": verified, never written (no signing key,
+//	              or read-only: see reason); "insecure": unsigned and
+//	              untrusted entries accepted (OFFCC_REMOTE_CACHE_INSECURE=1);
+//	              "off": not used (see reason)
+//	reason        why it is off or not written
+//	signing_key   {"name", "id"}: the key that signs what builds write
+//	              (OFFCC_SIGNING_KEY)
+//	trusted_keys  the names of the keys whose entries are hits
+//	              (OFFCC_TRUSTED_CACHE_KEYS)
+type sharedJSON struct {
+	URL         string   `json:"url"`
+	State       string   `json:"state"`
+	Reason      string   `json:"reason,omitempty"`
+	SigningKey  *keyJSON `json:"signing_key,omitempty"`
+	TrustedKeys []string `json:"trusted_keys"`
+}
+
+type keyJSON struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+}
+
+// sharedSecurity says how builds with cfg and the keys of getenv use the
+// shared cache, as driver.openCache and cache.Layered decide it; nil when
+// there is none.
+func sharedSecurity(cfg cache.Config, getenv func(string) string) *sharedJSON {
+	if cfg.RemoteURL == "" {
+		return nil
+	}
+	sh := &sharedJSON{URL: redisstore.Redact(cfg.RemoteURL), TrustedKeys: []string{}}
+	keys, err := trust.FromEnv(getenv)
+	if err != nil {
+		sh.State, sh.Reason = "off", oneLine(err.Error())
+		return sh
+	}
+	if k := keys.SigningKey; k != nil {
+		sh.SigningKey = &keyJSON{k.Name, k.ID}
+	}
+	sh.TrustedKeys = append(sh.TrustedKeys, keys.CacheWriters.Names()...)
+	if why := cache.SharedCacheOff(keys.CacheWriters, cfg.RemoteInsecure); why != "" {
+		sh.State, sh.Reason = "off", why
+		return sh
+	}
+	switch {
+	case cfg.RemoteReadOnly:
+		sh.Reason = "read-only (OFFCC_REMOTE_CACHE_READONLY or |readonly)"
+	case cfg.Mode != cache.ReadWrite:
+		sh.Reason = "the build cache is not written (OFFCC_CACHE=" + modeName(cfg.Mode) + ")"
+	case cfg.RemoteInsecure:
+	case keys.SigningKey == nil:
+		sh.Reason = "no signing key (" + trust.EnvSigningKey + ")"
+	case !keys.CacheWriters.Trusts(&keys.SigningKey.PublicKey):
+		sh.Reason = fmt.Sprintf("the signing key %s (%s) is not one of %s", keys.SigningKey.Name, keys.SigningKey.ID, trust.EnvCacheWriters)
+	}
+	switch {
+	case cfg.RemoteInsecure:
+		sh.State = "insecure"
+	case sh.Reason != "":
+		sh.State = "verify-only"
+	default:
+		sh.State = "signed"
+	}
+	return sh
+}
+
+// text is the shared cache's line of "offcc cache stats".
+func (sh *sharedJSON) text() string {
+	var b strings.Builder
+	b.WriteString(sh.URL + ": ")
+	trusting := func() {
+		n := len(sh.TrustedKeys)
+		if n == 0 {
+			return
+		}
+		plural := "s"
+		if n == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(&b, ", trusting %d key%s (%s)", n, plural, strings.Join(sh.TrustedKeys, ", "))
+	}
+	switch sh.State {
+	case "off":
+		b.WriteString("off: " + sh.Reason)
+		return b.String()
+	case "insecure":
+		b.WriteString("INSECURE (unsigned entries accepted: OFFCC_REMOTE_CACHE_INSECURE=1)")
+		if sh.SigningKey != nil {
+			fmt.Fprintf(&b, ", entries signed by %s (%s)", sh.SigningKey.Name, sh.SigningKey.ID)
+		}
+		if sh.Reason != "" {
+			b.WriteString(", " + sh.Reason)
+		}
+	case "verify-only":
+		b.WriteString("entries verified, never written: " + sh.Reason)
+	default:
+		fmt.Fprintf(&b, "entries signed by %s (%s)", sh.SigningKey.Name, sh.SigningKey.ID)
+	}
+	trusting()
+	return b.String()
 }
 
 type entryKindJSON struct {
@@ -289,8 +430,9 @@ func counters(k cache.KindStats) countersJSON {
 	return c
 }
 
-// collectStats gathers what stats prints.
-func collectStats(c *cache.Cache) (*cacheStatsJSON, error) {
+// collectStats gathers what stats prints; getenv gives the keys the shared
+// cache's security is described with.
+func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, error) {
 	usage, err := c.Usage()
 	if err != nil {
 		return nil, err
@@ -299,7 +441,7 @@ func collectStats(c *cache.Cache) (*cacheStatsJSON, error) {
 	out := &cacheStatsJSON{
 		Dir: c.Dir, Mode: modeName(c.Mode), MaxSize: c.MaxSize,
 		EntryKinds: map[string]entryKindJSON{}, Total: counters(st.Total()), Kinds: map[string]countersJSON{},
-		Remote: st.Remote,
+		Remote: st.Remote, Shared: sharedSecurity(c.Config, getenv),
 	}
 	for k, v := range usage {
 		out.EntryKinds[string(k)] = entryKindJSON{v[0], v[1]}
@@ -324,7 +466,7 @@ func cacheStats(args []string, env *cacheEnv) error {
 	if err != nil {
 		return err
 	}
-	st, err := collectStats(c)
+	st, err := collectStats(c, env.getenv)
 	if err != nil {
 		return err
 	}
@@ -355,6 +497,9 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 	for _, k := range sortedKeys(st.EntryKinds) {
 		v := st.EntryKinds[k]
 		fmt.Fprintf(tw, "  %s\t%d (%s)\n", k, v.Entries, humanBytes(v.Bytes))
+	}
+	if st.Shared != nil {
+		fmt.Fprintf(tw, "shared cache\t%s\n", st.Shared.text())
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -396,8 +541,8 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 	reasons("uncacheable, by reason", func(c countersJSON) map[string]int64 { return c.Uncacheable })
 	reasons("not stored, by reason", func(c countersJSON) map[string]int64 { return c.NotStored })
 	if r := st.Remote; r != (cache.RemoteStats{}) {
-		fmt.Fprintf(w, "\nshared cache: %d hits, %d misses, %d errors, %d stored; %s up, %s down\n",
-			r.Hits, r.Misses, r.Errors, r.Stores, humanBytes(r.BytesUp), humanBytes(r.BytesDown))
+		fmt.Fprintf(w, "\nshared cache: %d hits, %d misses, %d untrusted, %d errors, %d stored; %s up, %s down\n",
+			r.Hits, r.Misses, r.Untrusted, r.Errors, r.Stores, humanBytes(r.BytesUp), humanBytes(r.BytesDown))
 	}
 }
 
@@ -564,6 +709,19 @@ func cacheExport(args []string, env *cacheEnv) error {
 	if err != nil {
 		return err
 	}
+	// Only the signing key is read: a bad setting of another key
+	// variable is none of export's business.
+	signed := ""
+	if p := strings.TrimSpace(env.getenv(trust.EnvSigningKey)); p != "" {
+		k, err := trust.LoadPrivateKey(p)
+		if err != nil {
+			return fmt.Errorf("%s: %v", trust.EnvSigningKey, err)
+		}
+		c.Keys = &trust.Settings{SigningKey: k}
+		signed = fmt.Sprintf(", signed by %s (%s)", k.Name, k.ID)
+	} else {
+		signed = " (not signed: no " + trust.EnvSigningKey + ")"
+	}
 	var n int
 	if out == "-" {
 		n, err = c.Export(env.stdout, keys)
@@ -578,7 +736,7 @@ func cacheExport(args []string, env *cacheEnv) error {
 		return err
 	}
 	if out != "-" {
-		fmt.Fprintf(env.stderr, "offcc: exported %d entries to %s\n", n, out)
+		fmt.Fprintf(env.stderr, "offcc: exported %d entries to %s%s\n", n, out, signed)
 	}
 	return nil
 }
@@ -588,7 +746,7 @@ func cacheExport(args []string, env *cacheEnv) error {
 const maxImportSize = 15 + poclbin.MaxPathLen + poclbin.MaxEntries*(8+poclbin.MaxPathLen) + poclbin.MaxTotalSize
 
 func cacheImport(args []string, env *cacheEnv) error {
-	ca, err := parseCacheArgs("import", args, nil, nil)
+	ca, err := parseCacheArgs("import", args, []string{"--trust-archive"}, nil)
 	if err != nil {
 		return err
 	}
@@ -619,10 +777,39 @@ func cacheImport(args []string, env *cacheEnv) error {
 	if err != nil {
 		return err
 	}
-	n, err := c.Import(data)
+	opt := cache.ImportOptions{TrustArchive: ca.bools["--trust-archive"]}
+	if !opt.TrustArchive {
+		// Only the trusted cache keys are read: a bad setting of
+		// another key variable is none of import's business.
+		ring, err := trust.LoadKeyring(env.getenv(trust.EnvCacheWriters))
+		if err != nil {
+			return fmt.Errorf("%s: %v", trust.EnvCacheWriters, err)
+		}
+		c.Keys = &trust.Settings{CacheWriters: ring}
+	}
+	res, err := c.Import(data, opt)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "offcc: imported %d entries into %s\n", n, filepath.Clean(c.Dir))
+	unchecked := ""
+	if opt.TrustArchive {
+		unchecked = " (signatures not checked: --trust-archive)"
+	}
+	fmt.Fprintf(env.stderr, "offcc: imported %d entries into %s%s%s\n", res.Imported, filepath.Clean(c.Dir), skippedText(res), unchecked)
 	return nil
+}
+
+// skippedText says which entries an import skipped and why ("" for none).
+func skippedText(res cache.ImportResult) string {
+	var parts []string
+	if n := res.Skipped[cache.KindPlan]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d plan (plans are derived again, never imported)", n))
+	}
+	if n := res.Skipped[cache.KindTool] + res.Skipped[cache.KindLast]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d machine-local (tool digests, last-stored keys: of use only where they were made)", n))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; skipped %d: %s", res.SkippedTotal(), strings.Join(parts, ", "))
 }

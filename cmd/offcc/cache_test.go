@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/toolchain"
+	"github.com/offcc/offcc/trust"
 )
 
 // runCache runs "offcc cache ARGS..." with the environment vars (NAME=VALUE)
@@ -121,7 +123,7 @@ func TestCacheStatsEmpty(t *testing.T) {
 		},
 		"remote": map[string]any{
 			"hits": float64(0), "misses": float64(0), "errors": float64(0), "stores": float64(0),
-			"bytes_up": float64(0), "bytes_down": float64(0),
+			"untrusted": float64(0), "bytes_up": float64(0), "bytes_down": float64(0),
 		},
 	}
 	gotText, _ := json.Marshal(got)
@@ -190,13 +192,16 @@ func TestCacheCLI(t *testing.T) {
 	}
 	t.Logf("stats:\n%s", out)
 
-	// Export one key, then all; import into a fresh cache.
+	// Export one key, then all, signed; import into a fresh cache that
+	// trusts the key.
+	keyFile, pubFile := genKeyPair(t, root, "ci")
+	signing := append(vars, "OFFCC_SIGNING_KEY="+keyFile)
 	one := filepath.Join(root, "one.poclbin")
-	if rc, _, errs := runCache(t, vars, "export", "-o", one, k2.String()); rc != 0 {
+	if rc, _, errs := runCache(t, signing, "export", "-o", one, k2.String()); rc != 0 || !strings.Contains(errs, "signed by ci (") {
 		t.Fatalf("export KEY: %s", errs)
 	}
 	all := filepath.Join(root, "all.poclbin")
-	if rc, _, errs := runCache(t, vars, "export", "--all", "-o"+all); rc != 0 {
+	if rc, _, errs := runCache(t, signing, "export", "--all", "-o"+all); rc != 0 {
 		t.Fatalf("export --all: %s", errs)
 	}
 	missing := cache.SumBytes([]byte("missing")).String()
@@ -206,7 +211,7 @@ func TestCacheCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "no.poclbin")); !os.IsNotExist(err) {
 		t.Errorf("a failed export left its output")
 	}
-	vars2 := []string{"OFFCC_CACHE_DIR=" + dir2}
+	vars2 := []string{"OFFCC_CACHE_DIR=" + dir2, "OFFCC_TRUSTED_CACHE_KEYS=" + pubFile}
 	if rc, _, errs := runCache(t, vars2, "import", one); rc != 0 || !strings.Contains(errs, "imported 1 entries") {
 		t.Fatalf("import one: %d %s", rc, errs)
 	}
@@ -225,7 +230,7 @@ func TestCacheCLI(t *testing.T) {
 	bad := filepath.Join(root, "bad.poclbin")
 	os.WriteFile(bad, data, 0o644)
 	dir3 := filepath.Join(root, "cache3")
-	if rc, _, errs := runCache(t, []string{"OFFCC_CACHE_DIR=" + dir3}, "import", bad); rc == 0 || strings.Count(errs, "\n") != 1 {
+	if rc, _, errs := runCache(t, []string{"OFFCC_CACHE_DIR=" + dir3, "OFFCC_TRUSTED_CACHE_KEYS=" + pubFile}, "import", bad); rc == 0 || strings.Count(errs, "\n") != 1 {
 		t.Errorf("import of a damaged archive: %d %q", rc, errs)
 	}
 	if _, err := os.Stat(dir3); !os.IsNotExist(err) {
@@ -302,4 +307,143 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return tm
+}
+
+// TestCacheImportTrust: import takes a signed archive from a trusted key;
+// an unsigned one, or one signed by another key, is refused whole with one
+// line naming the entry, unless --trust-archive; plans and machine-local
+// entries are skipped and counted in the summary.
+func TestCacheImportTrust(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "cache")
+	keyFile, pubFile := genKeyPair(t, root, "ci")
+	rogueKey, _ := genKeyPair(t, root, "rogue")
+	k := putResult(t, dir, "one", "object")
+	c := cache.Open(cache.Config{Dir: dir})
+	plan, tool := cache.SumBytes([]byte("plan")), cache.SumBytes([]byte("tool"))
+	c.Store.Put(plan, &cache.Entry{Kind: cache.KindPlan, Record: []byte("clang -cc1 ...")})
+	c.Store.Put(tool, &cache.Entry{Kind: cache.KindTool, Record: []byte("sha256=00")})
+	vars := []string{"OFFCC_CACHE_DIR=" + dir}
+	export := func(name string, extra ...string) string {
+		t.Helper()
+		out := filepath.Join(root, name)
+		if rc, _, errs := runCache(t, append(append([]string(nil), vars...), extra...), "export", "-o", out, k.String(), plan.String(), tool.String()); rc != 0 {
+			t.Fatalf("export %s: %s", name, errs)
+		}
+		return out
+	}
+	signed := export("signed.poclbin", "OFFCC_SIGNING_KEY="+keyFile)
+	unsigned := export("unsigned.poclbin")
+	rogue := export("rogue.poclbin", "OFFCC_SIGNING_KEY="+rogueKey)
+
+	n := 0
+	fresh := func(extra ...string) ([]string, string) {
+		n++
+		d := filepath.Join(root, fmt.Sprintf("import%d", n))
+		return append([]string{"OFFCC_CACHE_DIR=" + d}, extra...), d
+	}
+	trusting := "OFFCC_TRUSTED_CACHE_KEYS=" + pubFile
+	skipped := "; skipped 2: 1 plan (plans are derived again, never imported), 1 machine-local"
+
+	v, d := fresh(trusting)
+	rc, _, errs := runCache(t, v, "import", signed)
+	if rc != 0 || !strings.HasPrefix(errs, "offcc: imported 1 entries into "+d+skipped) || strings.Contains(errs, "trust-archive") {
+		t.Errorf("signed import: %d %q", rc, errs)
+	}
+	entry := fmt.Sprintf("%q", k.String()[:2]+"/"+k.String()+"/index")
+	for _, tc := range []struct {
+		name, archive string
+		vars          []string
+		want          string
+	}{
+		{"unsigned", unsigned, []string{trusting}, "not signed by a trusted key: unsigned"},
+		{"untrusted key", rogue, []string{trusting}, "signed by unknown key"},
+		{"no trusted keys", signed, nil, "no trusted keys"},
+	} {
+		v, d := fresh(tc.vars...)
+		rc, out, errs := runCache(t, v, "import", tc.archive)
+		if rc != 1 || out != "" || !strings.HasPrefix(errs, "offcc: error: cache import: entry "+entry) || !strings.Contains(errs, tc.want) ||
+			!strings.Contains(errs, "--trust-archive") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: %d %q; want one error line naming %s and saying %q", tc.name, rc, errs, entry, tc.want)
+		}
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s: a refused import created the cache directory", tc.name)
+		}
+		rc, _, errs = runCache(t, v, "import", "--trust-archive", tc.archive)
+		if rc != 0 || !strings.Contains(errs, "imported 1 entries") || !strings.Contains(errs, skipped) || !strings.Contains(errs, "(signatures not checked: --trust-archive)") {
+			t.Errorf("%s --trust-archive: %d %q", tc.name, rc, errs)
+		}
+	}
+	// A bad key setting is an error naming it; --trust-archive reads no keys.
+	v, _ = fresh("OFFCC_TRUSTED_CACHE_KEYS=" + filepath.Join(root, "missing.pub"))
+	if rc, _, errs := runCache(t, v, "import", signed); rc != 1 || !strings.Contains(errs, "OFFCC_TRUSTED_CACHE_KEYS: ") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("bad OFFCC_TRUSTED_CACHE_KEYS: %d %q", rc, errs)
+	}
+	if rc, _, errs := runCache(t, v, "import", "--trust-archive", signed); rc != 0 {
+		t.Errorf("bad OFFCC_TRUSTED_CACHE_KEYS with --trust-archive: %d %q", rc, errs)
+	}
+	if rc, _, errs := runCache(t, append(vars, "OFFCC_SIGNING_KEY="+pubFile), "export", "--all", "-o", filepath.Join(root, "x.poclbin")); rc != 1 || !strings.Contains(errs, "OFFCC_SIGNING_KEY: ") {
+		t.Errorf("export with a bad OFFCC_SIGNING_KEY: %d %q", rc, errs)
+	}
+	if rc, _, errs := runCache(t, vars, "export", "--all", "-o", filepath.Join(root, "y.poclbin")); rc != 0 || !strings.Contains(errs, "(not signed: no OFFCC_SIGNING_KEY)") {
+		t.Errorf("unsigned export: %d %q", rc, errs)
+	}
+}
+
+// TestCacheStatsShared: stats says how builds with the environment trust
+// the shared cache.
+func TestCacheStatsShared(t *testing.T) {
+	root := t.TempDir()
+	keyFile, pubFile := genKeyPair(t, root, "ci")
+	_, pub2 := genKeyPair(t, root, "ci2")
+	ci, _ := trust.LoadPublicKey(pubFile)
+	url := "redis://user:secret@cache.example:6379"
+	base := []string{"OFFCC_CACHE_DIR=" + filepath.Join(root, "cache"), "OFFCC_REMOTE_CACHE=" + url}
+	for _, tc := range []struct {
+		name   string
+		vars   []string
+		state  string
+		text   string
+		signer bool
+	}{
+		{"signed", []string{"OFFCC_SIGNING_KEY=" + keyFile, "OFFCC_TRUSTED_CACHE_KEYS=" + pubFile + ":" + pub2}, "signed",
+			"entries signed by ci (" + ci.ID + "), trusting 2 keys (ci, ci2)", true},
+		{"verify only", []string{"OFFCC_TRUSTED_CACHE_KEYS=" + pubFile}, "verify-only",
+			"entries verified, never written: no signing key (OFFCC_SIGNING_KEY), trusting 1 key (ci)", false},
+		{"read-only", []string{"OFFCC_SIGNING_KEY=" + keyFile, "OFFCC_TRUSTED_CACHE_KEYS=" + pubFile, "OFFCC_REMOTE_CACHE_READONLY=1"}, "verify-only",
+			"entries verified, never written: read-only", true},
+		{"signing key not trusted", []string{"OFFCC_SIGNING_KEY=" + keyFile, "OFFCC_TRUSTED_CACHE_KEYS=" + pub2}, "verify-only",
+			"entries verified, never written: the signing key ci (" + ci.ID + ") is not one of OFFCC_TRUSTED_CACHE_KEYS, trusting 1 key (ci2)", true},
+		{"insecure", []string{"OFFCC_REMOTE_CACHE_INSECURE=1"}, "insecure",
+			"INSECURE (unsigned entries accepted: OFFCC_REMOTE_CACHE_INSECURE=1)", false},
+		{"off", nil, "off",
+			"off: no trusted keys (OFFCC_TRUSTED_CACHE_KEYS) and not marked insecure (OFFCC_REMOTE_CACHE_INSECURE=1)", false},
+		{"bad key", []string{"OFFCC_TRUSTED_CACHE_KEYS=" + filepath.Join(root, "missing.pub")}, "off",
+			"off: OFFCC_TRUSTED_CACHE_KEYS: ", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := append(append([]string(nil), base...), tc.vars...)
+			rc, out, errs := runCache(t, vars, "stats")
+			line := "shared cache     redis://user:xxxxx@cache.example:6379: " + tc.text
+			if rc != 0 || errs != "" || !strings.Contains(out, line) || strings.Contains(out, "secret") {
+				t.Errorf("stats: %d %q; want a line %q:\n%s", rc, errs, line, out)
+			}
+			rc, out, _ = runCache(t, vars, "stats", "--json")
+			var st cacheStatsJSON
+			if err := json.Unmarshal([]byte(out), &st); rc != 0 || err != nil {
+				t.Fatalf("stats --json: %d %v\n%s", rc, err, out)
+			}
+			if st.Shared == nil || st.Shared.State != tc.state || strings.Contains(st.Shared.URL, "secret") || (st.Shared.SigningKey != nil) != tc.signer {
+				t.Errorf("shared %+v", st.Shared)
+			}
+		})
+	}
+	// The counters' line counts untrusted entries.
+	dir := filepath.Join(root, "counted")
+	os.MkdirAll(filepath.Join(dir, "stats"), 0o777)
+	os.WriteFile(filepath.Join(dir, "stats", "1"), []byte(`{"kinds":{"compile":{"misses":3}},"remote":{"misses":3,"untrusted":2}}`), 0o644)
+	rc, out, _ := runCache(t, []string{"OFFCC_CACHE_DIR=" + dir}, "stats")
+	if rc != 0 || !strings.Contains(out, "shared cache: 0 hits, 3 misses, 2 untrusted, 0 errors") || strings.Contains(out, "shared cache  ") {
+		t.Errorf("stats:\n%s", out)
+	}
 }

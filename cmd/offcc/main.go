@@ -89,6 +89,8 @@ var tools = []struct {
 		linkerWrapperMain},
 	{"cache", "manage the build cache: stats, clear, trim, explain, export, import (offcc cache --help)",
 		cacheMain},
+	{"key", "make and show signing keys for the shared cache, cache archives and the build farm: generate NAME [--dir DIR], show FILE (offcc key --help)",
+		keyMain},
 	{"worker", "serve the build farm: run device jobs for offcc clients through Redis (offcc worker --help); offcc worker status lists workers and queues",
 		workerMain},
 	{"syclbin", "offcc syclbin link A.syclbin B.syclbin -o OUT.syclbin: link object-state SYCLBIN files into an executable-state one",
