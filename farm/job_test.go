@@ -3,6 +3,8 @@ package farm
 import (
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/options"
 )
 
 // TestCheck: what a worker runs and what it refuses, by command line.
@@ -55,7 +57,8 @@ func TestCheck(t *testing.T) {
 		{"lld --output", lld("/tmp/a.o", "--output=/tmp/evil"), "not run on workers"},
 		{"serialized diagnostics", cc1("-serialize-diagnostic-file", "/tmp/x.dia"), "not run on workers"},
 		{"object file name", cc1("-object-file-name=x.o", "-x", "c", "/src/k.hip"), ""},
-		{"relative directory", &Job{Tool: "clang", Dir: "src", Args: []string{"-cc1"}}, "not absolute"},
+		{"relative directory", &Job{Tool: "clang", Dir: "src", Args: []string{"-cc1"}}, "not an absolute"},
+		{"unclean directory", &Job{Tool: "clang", Dir: "/src/../etc", Args: []string{"-cc1"}}, "not an absolute clean path"},
 
 		// Every spelling family of an option, as clang's and lld's tables
 		// have it.
@@ -104,18 +107,39 @@ func TestCheck(t *testing.T) {
 		{"trailing -plugin-arg-", cc1("-x", "c", "k.hip", "-plugin-arg-foo"), "is missing"},
 		{"lld trailing -o", lld("/tmp/a.o", "-o"), "argument to '-o' is missing"},
 		{"lld trailing --script", lld("/tmp/a.o", "--script"), "is missing"},
-		// A value that swallows the option after it: the output options
-		// the worker rewrites are refused where they are values.
-		{"-mllvm swallows -dependency-file", cc1("-mllvm", "-dependency-file", "x.d"), "-dependency-file is not an output option"},
-		{"-MT swallows -o", cc1("-MT", "-o", "x.o"), "-o is not an output option"},
-		{"-main-file-name swallows -o", cc1("-main-file-name", "-o", "k.hip"), "-o is not an output option"},
-		{"lld -mllvm swallows -o", lld("/tmp/a.o", "-mllvm", "-o", "x.out"), "-o is not an output option"},
+		// A value that looks like an option: the worker rewrites from
+		// the parse, so it stays a value (see TestPlanCommand).
+		{"-mllvm -dependency-file", cc1("-mllvm", "-dependency-file", "x.d"), "an LLVM option outside the allow-list"},
+		{"-MT -o then an unshipped input", cc1("-MT", "-o", "x.o"), "x.o names a file the job does not ship"},
+		{"-main-file-name -o", cc1("-main-file-name", "-o", "k.hip"), ""},
+		{"lld -mllvm -o", lld("/tmp/a.o", "-mllvm", "-o", "x.out"), "an LLVM option outside the allow-list"},
+
+		// The attacks of the farm's security issue, and their kin.
+		{"-mllvm -info-output-file=", cc1("-mllvm", "-info-output-file=/tmp/x"), "outside the allow-list"},
+		{"-mllvm an allowed option with a path", cc1("-mllvm", "-amdgpu-x=/etc/passwd"), "outside the allow-list"},
+		{"-mllvm an allowed option", cc1("-mllvm", "-amdgpu-early-inline-all=true"), ""},
+		{"relative include climbing out", cc1("-include", "../../etc/passwd"), "does not ship"},
+		{"relative input climbing out", cc1("-x", "c", "../etc/passwd"), "does not ship"},
+		{"relative shipped include", cc1("-include", "k.hip"), ""},
+		{"an unclassified value naming a file", cc1("-target-sdk-version=/etc/passwd"), "does not ship"},
+		{"an unclassified relative path", cc1("-target-sdk-version=../x"), "a value with a path"},
+		{"an unclassified value", cc1("-target-sdk-version=11.8", "-fvisibility=hidden", "-O3"), ""},
+		{"lld --format=binary", lld("/tmp/a.o", "--format=binary"), "not one of the device links' options"},
+		{"lld -b binary", lld("/tmp/a.o", "-b", "binary"), "not run on workers"},
+		{"lld -m with a path", lld("/tmp/a.o", "-m", "/etc/x"), "a name with a path"},
+		{"lld --defsym", lld("/tmp/a.o", "--defsym=x=1"), "not run on workers"},
+		{"lld -plugin-opt=-info-output-file=", lld("/tmp/a.o", "-plugin-opt=-info-output-file=/tmp/x"), "outside the allow-list"},
+		{"lld --plugin-opt=dwo_dir=", lld("/tmp/a.o", "--plugin-opt=dwo_dir=/tmp/x"), "not run on workers"},
+		{"lld input by a climbing argument", &Job{Version: 1, Tool: "lld", Dir: "/src", Args: []string{"-o", "/tmp/x.out", "../a.o"},
+			Files: []File{{Path: "/a.o", Arg: "../a.o"}}, Outputs: []string{"/tmp/x.out"}}, "leaves the job's directory"},
+		{"an output climbing out", &Job{Version: 1, Tool: "lld", Dir: "/src", Args: []string{"-o", "../x.out", "/tmp/a.o"},
+			Files: []File{{Path: "/tmp/a.o"}}, Outputs: []string{"../x.out"}}, "not a path in the job's directory"},
 		{"-o takes an option as its value", cc1("-o", "-include"), "names no output"},
 		{"an absolute value swallowed", cc1("-MT", "-o", "/tmp/x.o"), "/tmp/x.o names a file the job does not ship"},
 		{"unclean file", &Job{Tool: "clang", Dir: "/", Args: []string{"-cc1"}, Files: []File{{Path: "/a/../b"}}}, "clean"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := check(tc.job)
+			_, got := check(tc.job)
 			if tc.want == "" && got != "" {
 				t.Fatalf("refused: %s", got)
 			}
@@ -123,6 +147,36 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("check = %q, want a refusal with %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlanCommand: the worker rewrites outputs and lld's inputs from the
+// parse: a value spelled like an output option stays as it is.
+func TestPlanCommand(t *testing.T) {
+	j := &Job{Version: 1, Tool: "clang", Dir: "/src",
+		Args:    []string{"-cc1", "-main-file-name", "-o", "-MT", "-dependency-file", "-o", "/tmp/x.o", "-dependency-file", "/tmp/x.d", "k.hip"},
+		Files:   []File{{Path: "/src/k.hip"}},
+		Outputs: []string{"/tmp/x.o", "/tmp/x.d"}}
+	p, why := check(j)
+	if why != "" {
+		t.Fatal(why)
+	}
+	got := strings.Join(p.command(map[string]string{"/tmp/x.o": "W/o0", "/tmp/x.d": "W/o1"}, nil), " ")
+	want := "-cc1 -main-file-name -o -MT -dependency-file -o W/o0 -dependency-file W/o1 k.hip"
+	if got != want {
+		t.Errorf("command = %s\nwant      %s", got, want)
+	}
+	l := &Job{Version: 1, Tool: "lld", Dir: "/src",
+		Args:    []string{"-flavor", "gnu", "-m", "elf64_amdgpu", "-plugin-opt", "mcpu=gfx90a", "-o", "/tmp/x.out", "a.o", "/tmp/b.o"},
+		Files:   []File{{Path: "/src/a.o", Arg: "a.o"}, {Path: "/tmp/b.o"}},
+		Outputs: []string{"/tmp/x.out"}}
+	if p, why = check(l); why != "" {
+		t.Fatal(why)
+	}
+	got = strings.Join(p.command(map[string]string{"/tmp/x.out": "W/o0"}, map[string]string{"a.o": "W/in/f0", "/tmp/b.o": "W/in/f1"}), " ")
+	want = "-flavor gnu -m elf64_amdgpu -plugin-opt mcpu=gfx90a -o W/o0 W/in/f0 W/in/f1"
+	if got != want {
+		t.Errorf("command = %s\nwant      %s", got, want)
 	}
 }
 
@@ -138,7 +192,30 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			return
 		}
-		check(j)
+		p, why := check(j)
+		if why != "" {
+			return
+		}
+		// An accepted job's command names no file but the worker's:
+		// every output option's value is one of the worker's paths.
+		out := map[string]string{}
+		for _, o := range j.Outputs {
+			out[o] = "/W/out"
+		}
+		cmd := p.command(out, map[string]string{})
+		table := options.LLD()
+		if j.Tool == "clang" {
+			table, cmd = options.ClangCC1(), cmd[1:]
+		}
+		args, err := table.Parse(cmd)
+		if err != nil {
+			t.Fatalf("the worker's command does not parse: %v", err)
+		}
+		for _, a := range args {
+			if outputIDs[j.Tool][a.Option.ID] && a.Value() != "/W/out" {
+				t.Fatalf("output %s escapes the worker's rewriting in %q", a.Value(), cmd)
+			}
+		}
 	})
 }
 
