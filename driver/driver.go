@@ -27,6 +27,7 @@ import (
 	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
+	"github.com/offcc/offcc/trust"
 )
 
 // Invocation is one run of the driver: how it was called and where it
@@ -431,7 +432,10 @@ func plansPlainCompile(opts *Options, c *cache.Cache) bool {
 
 // openCache opens the build cache the environment selects, with the shared
 // cache behind it when OFFCC_REMOTE_CACHE names one; nil when it is off
-// (OFFCC_CACHE=0 or --no-cache). A bad setting is an error.
+// (OFFCC_CACHE=0 or --no-cache). A bad setting is an error, except those
+// of the shared cache: a bad URL or key setting (trust.FromEnv), or no
+// trusted keys without OFFCC_REMOTE_CACHE_INSECURE=1, is a warning and
+// the build goes on with the local cache only.
 func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 	cfg, err := cache.ConfigFromEnv(inv.getenv)
 	if err != nil || opts.NoCache {
@@ -441,6 +445,17 @@ func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 	if c == nil || cfg.RemoteURL == "" {
 		return c, nil
 	}
+	name := redisstore.Redact(cfg.RemoteURL)
+	keys, err := trust.FromEnv(inv.getenv)
+	if err != nil {
+		inv.warnf("shared cache %s: %v; using the local cache only", name, err)
+		return c, nil
+	}
+	if why := cache.SharedCacheOff(keys.CacheWriters, cfg.RemoteInsecure); why != "" {
+		inv.warnf("shared cache %s: %s; using the local cache only", name, why)
+		return c, nil
+	}
+	c.Keys = keys
 	remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{})
 	if err != nil {
 		// The user's to fix, but no reason to fail the build: the
@@ -448,7 +463,7 @@ func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 		inv.warnf("OFFCC_REMOTE_CACHE: %v; using the local cache only", err)
 		return c, nil
 	}
-	c.Remote, c.RemoteName = remote, redisstore.Redact(cfg.RemoteURL)
+	c.Remote, c.RemoteName = remote, name
 	return c, nil
 }
 
@@ -477,10 +492,27 @@ func (inv *Invocation) farmClient(opts *Options, llvm *toolchain.LLVM, tempDir s
 		inv.warnf("build farm: %v; running every job locally", err)
 		return nil
 	}
-	client := farm.NewClient(store, farm.ClientOptions{
-		Clang: llvm.Clang(), TempDir: tempDir, Pickup: pickup,
+	keys, err := trust.FromEnv(inv.getenv)
+	if err != nil {
+		store.Close()
+		inv.warnf("build farm: %v; running every job locally", err)
+		return nil
+	}
+	insecure := false
+	switch strings.ToLower(inv.getenv(farm.EnvInsecure)) {
+	case "", "0", "off", "no", "false":
+	default:
+		insecure = true
+	}
+	client, err := farm.NewClient(store, farm.ClientOptions{
+		Clang: llvm.Clang(), TempDir: tempDir, Pickup: pickup, Keys: keys, Insecure: insecure,
 		Warn: func(msg string) { inv.warnf("%s", msg) },
 	})
+	if err != nil {
+		store.Close()
+		inv.warnf("build farm %s: %v; running every job locally", store.Name(), err)
+		return nil
+	}
 	return &farmClient{client, store}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/cache/redisstore/redistest"
 	"github.com/offcc/offcc/farm"
+	"github.com/offcc/offcc/trust"
 )
 
 // farmCUID is the compile unit ID of every HIP build of these tests:
@@ -47,13 +48,66 @@ const farmCUID = "-cuid=farmtest"
 func farmEnv(t testing.TB, url string, extra ...string) []string {
 	t.Helper()
 	_, tmp := tmpEnv(t)
-	env := []string{tmp, "OFFCC_CACHE=0", "OFFCC_REMOTE_CACHE=", "OFFCC_REMOTE_CACHE_READONLY=",
+	env := append([]string{tmp, "OFFCC_CACHE=0", "OFFCC_REMOTE_CACHE=", "OFFCC_REMOTE_CACHE_READONLY=",
 		"OFFCC_TRACE=1", "OFFCC_JOB_TRACE=", "OFFCC_REMOTE_EXEC=" + url, "OFFCC_REMOTE_EXEC_PICKUP=",
-		"OFFCC_LLVM_DIR=", "OFFCC_PLAN_CACHE="}
+		"OFFCC_LLVM_DIR=", "OFFCC_PLAN_CACHE="}, farmKeyEnv(t)...)
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 		env = append(env, strings.TrimSpace("GORACE="+g+" atexit_sleep_ms=0"))
 	}
 	return append(env, extra...)
+}
+
+// farmKeyDir holds the key pairs of the farm's tests: "client" (the
+// clients' key, which the workers trust), "worker" (the workers', which
+// the clients trust) and "attacker" (trusted by nobody).
+type farmKeyDir string
+
+func (d farmKeyDir) path(name string) string { return filepath.Join(string(d), name) }
+
+// key loads one of the private keys.
+func (d farmKeyDir) key(t testing.TB, name string) *trust.PrivateKey {
+	t.Helper()
+	k, err := trust.LoadPrivateKey(d.path(name + ".key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+var farmKeysOnce = sync.OnceValues(func() (farmKeyDir, error) {
+	dir := filepath.Join(workDir, "farm-keys")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"client", "worker", "attacker"} {
+		k, err := trust.Generate(name)
+		if err != nil {
+			return "", err
+		}
+		if _, _, err := trust.WriteKeyPair(filepath.Join(dir, name), k); err != nil {
+			return "", err
+		}
+	}
+	return farmKeyDir(dir), nil
+})
+
+// farmKeyEnv returns the key settings of a farm client (which workers
+// read too, but for OFFCC_SIGNING_KEY: see startWorker).
+func farmKeyEnv(t testing.TB) []string {
+	keys := farmKeys(t)
+	return []string{"OFFCC_REMOTE_EXEC_INSECURE=", "OFFCC_REMOTE_CACHE_INSECURE=",
+		"OFFCC_SIGNING_KEY=" + keys.path("client.key"), "OFFCC_TRUSTED_WORKERS=" + keys.path("worker.pub"),
+		"OFFCC_TRUSTED_CLIENTS=" + keys.path("client.pub"), "OFFCC_TRUSTED_CACHE_KEYS="}
+}
+
+// farmKeys returns the farm tests' keys, made once per run.
+func farmKeys(t testing.TB) farmKeyDir {
+	t.Helper()
+	d, err := farmKeysOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // farmHIPFlags are the flags of a HIP compile of testdata/hip sources for
@@ -97,9 +151,17 @@ type farmWorker struct {
 // exits 66 on a race); its log is shown when the test failed.
 func startWorker(t *testing.T, c compiler, url, name string, env ...string) *farmWorker {
 	t.Helper()
+	return startWorkerFlags(t, c, url, name, nil, env...)
+}
+
+// startWorkerFlags is startWorker with flags added to the worker's
+// command line.
+func startWorkerFlags(t *testing.T, c compiler, url, name string, flags []string, env ...string) *farmWorker {
+	t.Helper()
 	w := &farmWorker{name: name, log: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(c.cc, "worker", "--redis", url, "--jobs", "1", "--name", name, "--dir", t.TempDir())
+	w.cmd = exec.Command(c.cc, append([]string{"worker", "--redis", url, "--jobs", "1", "--name", name, "--dir", workerDir(t)}, flags...)...)
 	w.cmd.Env = append(os.Environ(), farmEnv(t, "")...)
+	w.cmd.Env = append(w.cmd.Env, "OFFCC_SIGNING_KEY="+farmKeys(t).path("worker.key"))
 	w.cmd.Env = append(w.cmd.Env, env...)
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	if err := w.cmd.Start(); err != nil {
@@ -129,6 +191,26 @@ func startWorker(t *testing.T, c compiler, url, name string, env ...string) *far
 	return w
 }
 
+// workerDir returns a directory for a worker's jobs, removed when the test
+// ends. A worker running as root runs jobs as other uids, which must be
+// able to reach it: it is under the run's work directory, not the test's
+// (0700) one, and searchable by all.
+func workerDir(t testing.TB) string {
+	t.Helper()
+	if err := os.Chmod(workDir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(workDir, "worker-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // wait waits up to d for the worker to exit and reports whether it did.
 func (w *farmWorker) wait(d time.Duration) bool {
 	select {
@@ -151,16 +233,19 @@ type farmStatusDoc struct {
 }
 
 type farmWorkerInfo struct {
-	Name      string `json:"name"`
-	PID       int    `json:"pid"`
-	Toolchain string `json:"toolchain"`
-	LLVM      string `json:"llvm"`
-	Slots     int    `json:"slots"`
-	Running   int    `json:"running"`
-	Done      int64  `json:"done"`
-	Refused   int64  `json:"refused"`
-	Failed    int64  `json:"failed"`
-	Draining  bool   `json:"draining"`
+	Name      string   `json:"name"`
+	PID       int      `json:"pid"`
+	Toolchain string   `json:"toolchain"`
+	LLVM      string   `json:"llvm"`
+	Slots     int      `json:"slots"`
+	Running   int      `json:"running"`
+	Done      int64    `json:"done"`
+	Refused   int64    `json:"refused"`
+	Failed    int64    `json:"failed"`
+	Draining  bool     `json:"draining"`
+	Sandbox   []string `json:"sandbox"`
+	Insecure  []string `json:"insecure"`
+	Key       string   `json:"key"`
 }
 
 // worker returns the status of the worker named name, if listed.
@@ -616,13 +701,19 @@ func TestFarmOtherToolchain(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "the build farm is offcc's")
 	srv := redistest.Start(t)
-	fake := t.TempDir()
+	// Where the jobs' uids (a root worker's) can read it.
+	fake := workerDir(t)
 	for _, d := range []string{"bin", "lib/clang/22"} {
 		if err := os.MkdirAll(filepath.Join(fake, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(fake, "bin", "clang"), []byte("#!/bin/sh\necho 'not the real clang' >&2\nexit 1\n"), 0o755); err != nil {
+	// Another executable as clang (the sandbox runs ELF files only).
+	falseBin, err := os.ReadFile("/bin/false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, "bin", "clang"), falseBin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(llvmBin, "lld"), filepath.Join(fake, "bin", "lld")); err != nil {
@@ -671,6 +762,9 @@ type farmJobs struct {
 	store     *redisstore.Store
 	rdb       *redis.Client
 	toolchain string
+	// key signs the jobs (the clients' key unless a test changes it;
+	// nil sends them unsigned).
+	key *trust.PrivateKey
 }
 
 func newFarmJobs(t *testing.T, url, toolchain string) *farmJobs {
@@ -680,7 +774,7 @@ func newFarmJobs(t *testing.T, url, toolchain string) *farmJobs {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return &farmJobs{store: store, rdb: store.Client(), toolchain: toolchain}
+	return &farmJobs{store: store, rdb: store.Client(), toolchain: toolchain, key: farmKeys(t).key(t, "client")}
 }
 
 // farmToolID is the identity digest a job gives its tool.
@@ -703,6 +797,14 @@ func farmBlobOf(t testing.TB, path, name string) cache.Blob {
 // files as its inputs, and returns the worker's result record and entry.
 func (f *farmJobs) run(t *testing.T, j farm.Job, files ...string) (farm.Result, *cache.Entry) {
 	t.Helper()
+	return f.runWith(t, j, nil, files...)
+}
+
+// runWith is run with the job entry, once signed, passed through tamper
+// (when not nil) before it is stored: what an attacker with write access
+// to Redis does to a client's job.
+func (f *farmJobs) runWith(t *testing.T, j farm.Job, tamper func(*cache.Entry), files ...string) (farm.Result, *cache.Entry) {
+	t.Helper()
 	var rnd [12]byte
 	rand.Read(rnd[:])
 	j.Version, j.ID = 1, hex.EncodeToString(rnd[:])
@@ -722,7 +824,15 @@ func (f *farmJobs) run(t *testing.T, j farm.Job, files ...string) (farm.Result, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.Replace(cache.SumBytes([]byte("offcc farm job\x00"+j.ID)), &cache.Entry{Kind: "job", Record: rec, Blobs: blobs}); err != nil {
+	key := cache.SumBytes([]byte("offcc farm job\x00" + j.ID))
+	e := &cache.Entry{Kind: "job", Record: rec, Blobs: blobs}
+	if f.key != nil {
+		cache.SignEntry(f.key, key, e)
+	}
+	if tamper != nil {
+		tamper(e)
+	}
+	if err := f.store.Replace(key, e); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -733,7 +843,7 @@ func (f *farmJobs) run(t *testing.T, j farm.Job, files ...string) (farm.Result, 
 	if err != nil {
 		t.Fatalf("job %s (%s %q): no worker finished it: %v", j.ID, j.Tool, j.Args, err)
 	}
-	e, err := f.store.Get(cache.SumBytes([]byte("offcc farm result\x00" + j.ID)))
+	e, err = f.store.Get(cache.SumBytes([]byte("offcc farm result\x00" + j.ID)))
 	if err != nil {
 		t.Fatalf("job %s: done by %s, but its result entry: %v", j.ID, res[1], err)
 	}
@@ -1027,6 +1137,7 @@ func TestFarmCMakeProject(t *testing.T) {
 	start := time.Now()
 	env := append(slices.Clone(b.env), "OFFCC_CACHE=0", "OFFCC_REMOTE_CACHE=", "OFFCC_TRACE=1",
 		"OFFCC_REMOTE_EXEC="+srv.URL, "OFFCC_REMOTE_EXEC_PICKUP=")
+	env = append(env, farmKeyEnv(t)...)
 	r := cmdSpec{dir: b.dir, env: env, name: mk, args: []string{"-j4"}}.mustRun(t)
 	t.Logf("make -j4 through the farm: %v", time.Since(start))
 	out := r.stdout + r.stderr

@@ -1,6 +1,8 @@
 package farm
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,11 +16,19 @@ import (
 // worker, not once per job. Blobs are verified when fetched; the
 // directory is the worker's own and goes with it. Past max bytes it is
 // emptied (jobs hold hard links, not the cache's names).
+//
+// Jobs get hard links to the cached copies, which are read-only files of
+// the worker's: a job running as another user (the sandbox's, when the
+// worker is root) cannot write them, and bubblewrap mounts a job's inputs
+// read-only whoever it runs as. Where neither holds (verify), a cached
+// copy is checked against its digest before each reuse, so that a job
+// that rewrote its input in place cannot change what later jobs compile.
 type blobCache struct {
-	store cache.Store
-	dir   string
-	max   int64
-	fetch singleflight.Group
+	store  cache.Store
+	dir    string
+	max    int64
+	verify bool
+	fetch  singleflight.Group
 
 	mu   sync.Mutex
 	size int64
@@ -32,14 +42,20 @@ func newBlobCache(store cache.Store, dir string, max int64) *blobCache {
 // fetching and verifying it first when the cache lacks it.
 func (c *blobCache) place(b cache.Blob, dst string) error {
 	src := filepath.Join(c.dir, b.Sum.String())
-	if fi, err := os.Stat(src); err != nil || fi.Size() != b.Size {
+	if !c.holds(src, b) {
 		_, err, _ := c.fetch.Do(b.Sum.String(), func() (any, error) {
-			if fi, err := os.Stat(src); err == nil && fi.Size() == b.Size {
+			if c.holds(src, b) {
 				return nil, nil
 			}
+			os.Remove(src)
 			c.trim(b.Size)
 			tmp := src + ".tmp"
+			os.Remove(tmp)
 			if err := cache.WriteBlob(c.store, b, tmp); err != nil {
+				os.Remove(tmp)
+				return nil, err
+			}
+			if err := os.Chmod(tmp, 0o444); err != nil {
 				os.Remove(tmp)
 				return nil, err
 			}
@@ -63,6 +79,31 @@ func (c *blobCache) place(b cache.Blob, dst string) error {
 	cb := b
 	cb.Path = src
 	return cache.CopyBlob(dst, cb)
+}
+
+// holds reports whether the cached copy at src is b: of b's size and,
+// when the cache verifies, of b's digest.
+func (c *blobCache) holds(src string, b cache.Blob) bool {
+	fi, err := os.Lstat(src)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != b.Size {
+		return false
+	}
+	if !c.verify {
+		return true
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := newHash()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	if fmt.Sprintf("%x", h.Sum(nil)) != b.Sum.String() {
+		return false
+	}
+	return true
 }
 
 // trim empties the cache when adding n bytes would pass its limit.

@@ -11,14 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/toolchain"
+	"github.com/offcc/offcc/trust"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -33,8 +36,16 @@ type ClientOptions struct {
 	// runs it itself (default 2s).
 	Pickup time.Duration
 	// Warn, when not nil, is told once when the farm is given up for the
-	// rest of the process (the server failed).
+	// rest of the process (the server failed), and once when a worker's
+	// result is rejected.
 	Warn func(message string)
+	// Keys are the client's signing key (its jobs) and the workers it
+	// trusts (their results); see trust.Settings.
+	Keys *trust.Settings
+	// Insecure sends unsigned jobs (signed all the same where a key is
+	// given) and believes unsigned results: for a farm whose Redis only
+	// trusted machines can write (OFFCC_REMOTE_EXEC_INSECURE=1).
+	Insecure bool
 }
 
 // Client sends actions to workers; it implements actions.Remote. A client
@@ -56,6 +67,11 @@ type Client struct {
 	// their size and modification time stay the same.
 	digests sync.Map // path -> memoBlob
 
+	// rejected counts the results not believed (see Rejected).
+	rejected atomic.Int64
+	// rejectWarned: the first rejection has been warned of.
+	rejectWarned atomic.Bool
+
 	mu       sync.Mutex
 	slots    int // live workers' slots
 	others   int // other clients' jobs waiting in the queue, at the last refresh
@@ -74,16 +90,45 @@ var _ actions.Remote = (*Client)(nil)
 // work until the first action the farm accepts is ready (a build with
 // nothing to send costs nothing): then it computes the toolchain's
 // identity, reads the farm's capacity, and rereads it every second until
-// Close.
-func NewClient(store *redisstore.Store, opt ClientOptions) *Client {
+// Close. Unless opt.Insecure, it needs a signing key and trusted worker
+// keys: without them it returns an error (and the build runs locally).
+func NewClient(store *redisstore.Store, opt ClientOptions) (*Client, error) {
 	if opt.Pickup <= 0 {
 		opt.Pickup = 2 * time.Second
+	}
+	if opt.Keys == nil {
+		opt.Keys = &trust.Settings{}
+	}
+	if !opt.Insecure {
+		switch {
+		case opt.Keys.SigningKey == nil:
+			return nil, fmt.Errorf("no signing key (%s) for the jobs, and not marked insecure (%s=1)", trust.EnvSigningKey, EnvInsecure)
+		case opt.Keys.Workers.Len() == 0:
+			return nil, fmt.Errorf("no trusted worker keys (%s), and not marked insecure (%s=1)", trust.EnvWorkers, EnvInsecure)
+		}
 	}
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
 	return &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
 		toolDir: toolDir(opt.Clang), stop: make(chan struct{}),
-		includes: NewIncludeScanner()}
+		includes: NewIncludeScanner()}, nil
+}
+
+// EnvInsecure is the environment variable that lets a client use a farm
+// without keys.
+const EnvInsecure = "OFFCC_REMOTE_EXEC_INSECURE"
+
+// Rejected returns how many results the client did not believe (unsigned,
+// signed by an untrusted key, or for another job); each of those jobs ran
+// locally.
+func (c *Client) Rejected() int64 { return c.rejected.Load() }
+
+// reject counts a result not believed, warning of the first.
+func (c *Client) reject(why string) {
+	c.rejected.Add(1)
+	if c.opt.Warn != nil && c.rejectWarned.CompareAndSwap(false, true) {
+		c.opt.Warn(fmt.Sprintf("build farm %s: %s; the job runs locally", c.store.Name(), why))
+	}
 }
 
 // start computes the identities and starts the capacity updates, once.
@@ -254,8 +299,13 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		return local("%v", err)
 	}
 	rec, _ := json.Marshal(j)
+	je := &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs}
+	if k := c.opt.Keys.SigningKey; k != nil {
+		cache.SignEntry(k, jobEntry(j.ID), je)
+	}
+	sum := jobSum(je)
 	t0 := time.Now()
-	sent, err := c.store.ReplaceCounted(jobEntry(j.ID), &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs})
+	sent, err := c.store.ReplaceCounted(jobEntry(j.ID), je)
 	info.BytesUp = sent
 	if err != nil {
 		c.fail(err)
@@ -303,10 +353,20 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 			return local("%v", err)
 		}
 		gctx, cancel := context.WithTimeout(bg, time.Second)
-		cur, err := c.rdb.Get(gctx, claimKey(c.store.Prefix(), j.ID)).Result()
+		pipe := c.rdb.Pipeline()
+		getCmd := pipe.Get(gctx, claimKey(c.store.Prefix(), j.ID))
+		ttlCmd := pipe.PTTL(gctx, claimKey(c.store.Prefix(), j.ID))
+		pipe.Exec(gctx)
 		cancel()
+		cur, err := getCmd.Result()
 		switch {
 		case err == nil && cur != clientOwner:
+			// A worker's claim is a lease it renews; one that never
+			// expires is nobody's to wait for.
+			if ttl, terr := ttlCmd.Result(); terr == nil && (ttl < 0 || ttl > 10*time.Minute) {
+				c.reject(fmt.Sprintf("job %s is claimed by %.40q without a lease", j.ID, cur))
+				return local("its claim has no lease")
+			}
 			owner = cur
 			continue
 		case err != nil && !errors.Is(err, redis.Nil):
@@ -333,9 +393,20 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	if err != nil || e.Kind != kindResult {
 		return local("the result of worker %s is missing (%v)", owner, err)
 	}
+	if !c.opt.Insecure {
+		if _, err := cache.VerifyEntry(c.opt.Keys.Workers, resultEntry(j.ID), e); err != nil {
+			c.reject(fmt.Sprintf("a result from %.40q: %v", owner, err))
+			return local("its result is %v", err)
+		}
+	}
 	var res Result
 	if err := json.Unmarshal(e.Record, &res); err != nil {
+		c.reject(fmt.Sprintf("the result from %.40q does not decode", owner))
 		return local("the result of worker %s does not decode", owner)
+	}
+	if res.Job != j.ID || res.Toolchain != c.toolchain || res.JobSum != sum {
+		c.reject(fmt.Sprintf("worker %.40q answered another job than the one sent", res.Worker))
+		return local("the result of worker %s is for another job", res.Worker)
 	}
 	info.Worker = res.Worker
 	info.Run = time.Duration(res.RunMS) * time.Millisecond
@@ -454,7 +525,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	for _, o := range a.Outputs {
 		j.Outputs = append(j.Outputs, o.Path)
 	}
-	if a.DepFile != "" {
+	if a.DepFile != "" && !slices.Contains(j.Outputs, a.DepFile) {
 		j.Outputs = append(j.Outputs, a.DepFile)
 	}
 	var reads []string
@@ -510,7 +581,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		j.Files[i].Blob, j.Files[i].Mode = b.Name, b.Mode
 		blobs = append(blobs, b)
 	}
-	if why := check(j); why != "" {
+	if _, why := check(j); why != "" {
 		return nil, nil, errors.New(why)
 	}
 	return j, blobs, nil

@@ -93,8 +93,14 @@ type WorkerInfo struct {
 	Refused   int64  `json:"refused"`
 	Failed    int64  `json:"failed"`
 	Draining  bool   `json:"draining,omitempty"`
-	Started   int64  `json:"started"` // Unix milliseconds
-	Seen      int64  `json:"seen"`    // Unix milliseconds
+	// Sandbox names the layers confining jobs (none: unconfined);
+	// Insecure lists what the worker runs without ("no-sandbox",
+	// "unsigned"); Key is its signing key's name and ID.
+	Sandbox  []string `json:"sandbox"`
+	Insecure []string `json:"insecure,omitempty"`
+	Key      string   `json:"key,omitempty"`
+	Started  int64    `json:"started"` // Unix milliseconds
+	Seen     int64    `json:"seen"`    // Unix milliseconds
 }
 
 // alive reports whether the registration is recent.
@@ -113,6 +119,10 @@ func toolDir(clang string) string {
 	}
 	return filepath.Dir(clang)
 }
+
+// ToolDir returns the directory of the LLVM tools a worker with clang at
+// clang runs: that of clang after symbolic links.
+func ToolDir(clang string) string { return toolDir(clang) }
 
 // Toolchain returns the identity of the LLVM installation whose clang is at
 // clang, as workers announce it and jobs name it (see toolchainOf).

@@ -9,13 +9,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/cache/redisstore/redistest"
 	"github.com/offcc/offcc/internal/llvmtest"
+	"github.com/offcc/offcc/trust"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -40,10 +43,46 @@ func clientWithWorker(t *testing.T) (*redisstore.Store, string, *Client) {
 	t.Helper()
 	srv, store, clang := farmSetup(t)
 	startWorker(t, srv, clang, "w1")
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
-	t.Cleanup(c.Close)
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
 	waitSlots(t, c, 1)
 	return store, clang, c
+}
+
+// testKeys are the keys of this package's tests: one client's and one
+// worker's, each trusting the other.
+var testKeys = sync.OnceValue(func() (k struct{ client, worker *trust.Settings }) {
+	ck, _ := trust.Generate("test-client")
+	wk, _ := trust.Generate("test-worker")
+	k.client = &trust.Settings{SigningKey: ck, Workers: trust.NewKeyring(&wk.PublicKey)}
+	k.worker = &trust.Settings{SigningKey: wk, Clients: trust.NewKeyring(&ck.PublicKey)}
+	return k
+})
+
+// newTestClient returns a client with the test client's keys (unless opt
+// has keys), closed when the test ends.
+func newTestClient(t *testing.T, store *redisstore.Store, opt ClientOptions) *Client {
+	t.Helper()
+	if opt.Keys == nil && !opt.Insecure {
+		opt.Keys = testKeys().client
+	}
+	c, err := NewClient(store, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// unconfined runs jobs directly: for the tests of the protocol (the
+// sandbox has tests of its own).
+type unconfined struct{}
+
+func (unconfined) Layers() []string { return nil }
+
+func (unconfined) Command(ctx context.Context, slot int, dir string, ro []string, tool string, args, env []string) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, tool, args...)
+	cmd.Env = env
+	return cmd, nil
 }
 
 // startWorker runs an in-process worker until the test ends.
@@ -53,7 +92,8 @@ func startWorker(t *testing.T, srv *redistest.Server, clang, name string) *Worke
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(store, WorkerOptions{Name: name, Clang: clang, Slots: 1, Dir: t.TempDir(), Lease: time.Second})
+	w, err := NewWorker(store, WorkerOptions{Name: name, Clang: clang, Slots: 1, Dir: t.TempDir(), Lease: time.Second,
+		Sandbox: unconfined{}, Keys: testKeys().worker})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +196,7 @@ func TestRoundTrip(t *testing.T) {
 // comes back to the client after the pickup time, nothing written.
 func TestNoWorkerTakesIt(t *testing.T) {
 	_, store, clang := farmSetup(t)
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir(), Pickup: 300 * time.Millisecond})
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir(), Pickup: 300 * time.Millisecond})
 	defer c.Close()
 	info, _ := json.Marshal(WorkerInfo{Name: "ghost", Toolchain: c.Toolchain(), Slots: 1, Seen: time.Now().Add(time.Hour).UnixMilli()})
 	store.Client().HSet(context.Background(), workersKey(store.Prefix()), "ghost", info)
@@ -208,7 +248,7 @@ func TestRefusedJobRunsLocally(t *testing.T) {
 // TestAccepts: which actions the client sends.
 func TestAccepts(t *testing.T) {
 	_, store, clang := farmSetup(t)
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
 	defer c.Close()
 	dir := filepath.Dir(clang)
 	real, _ := filepath.EvalSymlinks(clang)
@@ -244,7 +284,7 @@ func TestAccepts(t *testing.T) {
 // from the slots a client sees; jobs workers run do not.
 func TestSlotsShareTheFarm(t *testing.T) {
 	_, store, clang := farmSetup(t)
-	c := NewClient(store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
 	defer c.Close()
 	ctx := context.Background()
 	info, _ := json.Marshal(WorkerInfo{Name: "big", Toolchain: c.Toolchain(), Slots: 3, Seen: time.Now().Add(time.Hour).UnixMilli()})
@@ -306,5 +346,114 @@ func TestComputedInclude(t *testing.T) {
 	want, _ := os.ReadFile(filepath.Join(dir, "local.o"))
 	if got, _ := os.ReadFile(filepath.Join(dir, "remote.o")); !bytes.Equal(got, want) {
 		t.Error("the worker's object differs from the local one")
+	}
+}
+
+// answerJobs runs an in-process stand-in for a worker that answers each
+// job of the client's toolchain with answer's result entry (nil: none),
+// registered as a live worker with one slot.
+func answerJobs(t *testing.T, store *redisstore.Store, toolchain string, answer func(id string, job *cache.Entry) *cache.Entry) {
+	t.Helper()
+	rdb := store.Client()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	q := queueKey(store.Prefix(), toolchain)
+	rdb.XGroupCreateMkStream(ctx, q, Group, "0")
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			info, _ := json.Marshal(WorkerInfo{Name: "stand-in", Toolchain: toolchain, Slots: 1, Seen: time.Now().UnixMilli()})
+			rdb.HSet(ctx, workersKey(store.Prefix()), "stand-in", info)
+			res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: Group, Consumer: "stand-in", Streams: []string{q, ">"}, Count: 1, Block: 100 * time.Millisecond}).Result()
+			if err != nil {
+				continue
+			}
+			for _, s := range res {
+				for _, m := range s.Messages {
+					id := m.Values["job"].(string)
+					rdb.SetNX(ctx, claimKey(store.Prefix(), id), "stand-in", 3*time.Second)
+					je, err := store.Get(jobEntry(id))
+					if err != nil {
+						continue
+					}
+					if e := answer(id, je); e != nil {
+						store.Replace(resultEntry(id), e)
+					}
+					rdb.RPush(ctx, doneKey(store.Prefix(), id), "stand-in")
+				}
+			}
+		}
+	}()
+}
+
+// TestClientRejectsResults: a result the client did not ask for is not
+// believed, even signed by the trusted worker key: one signed for another
+// job (a replay), one naming another job, toolchain or job digest. Each
+// job runs locally, the rejections are counted, and one warning is given.
+func TestClientRejectsResults(t *testing.T) {
+	_, store, clang := farmSetup(t)
+	wk := testKeys().worker.SigningKey
+	toolchain := Toolchain(clang)
+	forged := filepath.Join(t.TempDir(), "forged.o")
+	os.WriteFile(forged, []byte("FORGED"), 0o644)
+	fb, err := blobOf(forged, "o0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := func(res Result, key cache.Sum) *cache.Entry {
+		rec, _ := json.Marshal(res)
+		e := &cache.Entry{Kind: kindResult, Record: rec, Blobs: []cache.Blob{fb}}
+		cache.SignEntry(wk, key, e)
+		return e
+	}
+	for _, tc := range []struct {
+		name   string
+		answer func(id string, je *cache.Entry) *cache.Entry
+	}{
+		{"signed for another job", func(id string, je *cache.Entry) *cache.Entry {
+			return result(Result{Worker: "w", Job: id, Toolchain: toolchain, JobSum: jobSum(je)}, resultEntry("000000000000000000000000"))
+		}},
+		{"naming another job", func(id string, je *cache.Entry) *cache.Entry {
+			return result(Result{Worker: "w", Job: "000000000000000000000000", Toolchain: toolchain, JobSum: jobSum(je)}, resultEntry(id))
+		}},
+		{"another job's digest", func(id string, je *cache.Entry) *cache.Entry {
+			return result(Result{Worker: "w", Job: id, Toolchain: toolchain, JobSum: strings.Repeat("0", 64)}, resultEntry(id))
+		}},
+		{"another toolchain", func(id string, je *cache.Entry) *cache.Entry {
+			return result(Result{Worker: "w", Job: id, Toolchain: "0123456789abcdef", JobSum: jobSum(je)}, resultEntry(id))
+		}},
+		{"unsigned", func(id string, je *cache.Entry) *cache.Entry {
+			e := result(Result{Worker: "w", Job: id, Toolchain: toolchain, JobSum: jobSum(je)}, resultEntry(id))
+			e.Signature = nil
+			return e
+		}},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
+			store.Client().FlushAll(context.Background())
+			answerJobs(t, store, toolchain, tc.answer)
+			var warnings []string
+			var mu sync.Mutex
+			c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir(),
+				Warn: func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }})
+			waitSlots(t, c, 1)
+			dir := t.TempDir()
+			for i := 0; i < 2; i++ {
+				a := deviceCompile(t, clang, dir, filepath.Join(dir, "k.o"))
+				var stdout, stderr bytes.Buffer
+				_, err := c.Run(context.Background(), a, &stdout, &stderr)
+				if !errors.Is(err, actions.ErrRunLocally) {
+					t.Fatalf("Run = %v, want ErrRunLocally", err)
+				}
+				if got, _ := os.ReadFile(filepath.Join(dir, "k.o")); bytes.Contains(got, []byte("FORGED")) {
+					t.Fatal("the forged output was written")
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if c.Rejected() != 2 || len(warnings) != 1 {
+				t.Errorf("rejected %d, warnings %q; want 2 and one", c.Rejected(), warnings)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/trust"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -40,13 +42,37 @@ type WorkerOptions struct {
 	JobTimeout time.Duration
 	// BlobCache bounds the worker's copies of fetched inputs (default 1 GiB).
 	BlobCache int64
-	// Self is the offcc executable, run as "offcc __farm-sandbox DIR --
-	// TOOL ARGS..." to confine each job's writes to its directory with
-	// Landlock where the kernel has it; "" runs tools directly.
-	Self string
+	// Sandbox runs each job confined (see NewSandbox); required.
+	Sandbox JobSandbox
+	// Keys are the worker's signing key (its results) and the clients it
+	// trusts (their jobs); see trust.Settings.
+	Keys *trust.Settings
+	// InsecureUnsigned runs jobs that no trusted client signed and
+	// stores unsigned results: for a farm whose Redis only trusted
+	// machines can write. It is announced in the registry.
+	InsecureUnsigned bool
 	// Log, when not nil, receives a line per job and event.
 	Log *log.Logger
 }
+
+// JobSandbox confines a worker's jobs: *Sandbox is the real one.
+type JobSandbox interface {
+	// Layers names the confinement in use; none means jobs run
+	// unconfined (--insecure-no-sandbox).
+	Layers() []string
+	// Command returns the command running tool with args as one job of
+	// worker slot slot, in jobDir, which it alone may write, reading the
+	// readOnly directories in it but never writing them.
+	Command(ctx context.Context, slot int, jobDir string, readOnly []string, tool string, args []string, env []string) (*exec.Cmd, error)
+}
+
+// maxCapture is the most of a job's stdout, and of its stderr, that a
+// result carries: the rest is cut, with a note.
+const maxCapture = 1 << 20
+
+// maxJobRecord bounds the job record a worker reads (a job's command line
+// and file list).
+const maxJobRecord = 8 << 20
 
 // Worker is the daemon of "offcc worker": it announces itself, takes jobs
 // for its toolchain from the stream, runs them and stores their results.
@@ -60,7 +86,6 @@ type Worker struct {
 	host      string
 	started   time.Time
 	blobs     *blobCache // fetched inputs, by digest
-	sandbox   int        // the Landlock ABI jobs run under, 0 for none
 
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
@@ -91,6 +116,20 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	if strings.ContainsAny(opt.Name, " \t\n") || opt.Name == clientOwner {
 		return nil, fmt.Errorf("bad worker name %q", opt.Name)
 	}
+	if opt.Sandbox == nil {
+		return nil, errors.New("no sandbox for the jobs")
+	}
+	if opt.Keys == nil {
+		opt.Keys = &trust.Settings{}
+	}
+	if !opt.InsecureUnsigned {
+		switch {
+		case opt.Keys.SigningKey == nil:
+			return nil, fmt.Errorf("no signing key for the results (%s or --signing-key; offcc key generate NAME makes one), and not --insecure-unsigned", trust.EnvSigningKey)
+		case opt.Keys.Clients.Len() == 0:
+			return nil, fmt.Errorf("no trusted client keys (%s or --trusted-clients), and not --insecure-unsigned", trust.EnvClients)
+		}
+	}
 	w := &Worker{store: store, rdb: store.Client(), opt: opt, host: host, started: time.Now(),
 		tools: map[string]string{}}
 	dir := toolDir(opt.Clang)
@@ -102,9 +141,6 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 		w.tools[t] = p
 	}
 	w.toolIDs, w.toolchain = toolchainOf(opt.Clang)
-	if opt.Self != "" {
-		w.sandbox = SandboxABI()
-	}
 	return w, nil
 }
 
@@ -141,12 +177,21 @@ func (w *Worker) Serve(ctx context.Context) error {
 	}
 	defer os.RemoveAll(blobDir)
 	w.blobs = newBlobCache(w.store, blobDir, w.opt.BlobCache)
+	// Without bubblewrap's read-only mount of the inputs, a job could
+	// write the cached copy it was given: every reuse is checked.
+	w.blobs.verify = !w.hasLayer("bubblewrap")
 	w.announce(bg)
 	w.logf("worker %s: serving toolchain %s (%s) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.opt.Slots, w.store.Name())
-	if w.sandbox > 0 {
-		w.logf("worker %s: jobs may write only in their directories (Landlock ABI %d)", w.opt.Name, w.sandbox)
+	if layers := w.opt.Sandbox.Layers(); len(layers) > 0 {
+		w.logf("worker %s: jobs run confined by %s", w.opt.Name, strings.Join(layers, " and "))
 	} else {
-		w.logf("worker %s: no Landlock here: jobs are confined by their command-line checks and clang's overlay only", w.opt.Name)
+		w.logf("worker %s: INSECURE: jobs run unconfined (--insecure-no-sandbox)", w.opt.Name)
+	}
+	if w.opt.InsecureUnsigned {
+		w.logf("worker %s: INSECURE: runs jobs no trusted client signed (--insecure-unsigned)", w.opt.Name)
+	} else {
+		w.logf("worker %s: runs jobs signed by %s; signs results as %s (%s)", w.opt.Name,
+			strings.Join(w.opt.Keys.Clients.Names(), ", "), w.opt.Keys.SigningKey.Name, w.opt.Keys.SigningKey.ID)
 	}
 
 	stopAnnounce := make(chan struct{})
@@ -171,13 +216,13 @@ func (w *Worker) Serve(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.slot(ctx, q)
+			w.slot(ctx, q, i)
 		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.reclaim(ctx, q)
+		w.reclaim(ctx, q, w.opt.Slots) // a slot of its own
 	}()
 	<-ctx.Done()
 	w.draining.Store(true)
@@ -194,20 +239,48 @@ func (w *Worker) Serve(ctx context.Context) error {
 	return nil
 }
 
+// hasLayer reports whether the sandbox has the named layer.
+func (w *Worker) hasLayer(name string) bool {
+	for _, l := range w.opt.Sandbox.Layers() {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+// insecure lists what the worker runs without: "no-sandbox",
+// "unsigned".
+func (w *Worker) insecure() []string {
+	var in []string
+	if len(w.opt.Sandbox.Layers()) == 0 {
+		in = append(in, "no-sandbox")
+	}
+	if w.opt.InsecureUnsigned {
+		in = append(in, "unsigned")
+	}
+	return in
+}
+
 // announce writes the worker's registration.
 func (w *Worker) announce(ctx context.Context) {
 	info := WorkerInfo{Name: w.opt.Name, Host: w.host, PID: os.Getpid(), Toolchain: w.toolchain,
 		LLVM: w.opt.Clang, Slots: w.opt.Slots, Running: int(w.running.Load()),
 		Done: w.done.Load(), Refused: w.refused.Load(), Failed: w.failed.Load(),
-		Draining: w.draining.Load(), Started: w.started.UnixMilli(), Seen: time.Now().UnixMilli()}
+		Draining: w.draining.Load(), Started: w.started.UnixMilli(), Seen: time.Now().UnixMilli(),
+		Sandbox: w.opt.Sandbox.Layers(), Insecure: w.insecure()}
+	if k := w.opt.Keys.SigningKey; k != nil {
+		info.Key = k.Name + " " + k.ID
+	}
 	data, _ := json.Marshal(info)
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	w.rdb.HSet(cctx, workersKey(w.prefix()), w.opt.Name, data)
 }
 
-// slot takes one job at a time from the stream until ctx is done.
-func (w *Worker) slot(ctx context.Context, q string) {
+// slot takes one job at a time from the stream until ctx is done, as
+// worker slot n.
+func (w *Worker) slot(ctx context.Context, q string, n int) {
 	for ctx.Err() == nil {
 		res, err := w.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: Group, Consumer: w.opt.Name, Streams: []string{q, ">"},
@@ -226,7 +299,7 @@ func (w *Worker) slot(ctx context.Context, q string) {
 		}
 		for _, s := range res {
 			for _, m := range s.Messages {
-				w.handle(q, m)
+				w.handle(q, m, n)
 			}
 		}
 	}
@@ -235,7 +308,7 @@ func (w *Worker) slot(ctx context.Context, q string) {
 // reclaim takes over stream entries left pending by workers that died
 // (XAUTOCLAIM after two leases idle) and handles them like new ones: the
 // claim key decides whether anyone still wants them.
-func (w *Worker) reclaim(ctx context.Context, q string) {
+func (w *Worker) reclaim(ctx context.Context, q string, n int) {
 	t := time.NewTicker(w.opt.Lease)
 	defer t.Stop()
 	for {
@@ -258,7 +331,7 @@ func (w *Worker) reclaim(ctx context.Context, q string) {
 				return
 			}
 			w.logf("worker %s: reclaimed stream entry %s", w.opt.Name, m.ID)
-			w.handle(q, m)
+			w.handle(q, m, n)
 		}
 	}
 }
@@ -269,9 +342,9 @@ var (
 	renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
-// handle runs one stream entry: claims its job, runs it, stores the
-// result, and acknowledges the entry.
-func (w *Worker) handle(q string, m redis.XMessage) {
+// handle runs one stream entry in slot n: claims its job, runs it, stores
+// the result, and acknowledges the entry.
+func (w *Worker) handle(q string, m redis.XMessage, n int) {
 	bg := context.Background()
 	defer func() {
 		cctx, cancel := context.WithTimeout(bg, 2*time.Second)
@@ -280,7 +353,7 @@ func (w *Worker) handle(q string, m redis.XMessage) {
 		cancel()
 	}()
 	id, _ := m.Values["job"].(string)
-	if id == "" || strings.ContainsAny(id, " /") {
+	if !validJobID(id) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(bg, 2*time.Second)
@@ -317,7 +390,7 @@ func (w *Worker) handle(q string, m redis.XMessage) {
 		}
 	}()
 	claimed := time.Now()
-	res, outs := w.run(jobCtx, id)
+	res, outs := w.run(jobCtx, id, n)
 	res.WorkMS = time.Since(claimed).Milliseconds()
 	stop()
 	<-renewDone
@@ -338,7 +411,11 @@ func (w *Worker) handle(q string, m redis.XMessage) {
 		w.logf("worker %s: job %s done in %d ms", w.opt.Name, id, res.RunMS)
 	}
 	rec, _ := json.Marshal(res)
-	if err := w.store.Replace(resultEntry(id), &cache.Entry{Kind: kindResult, Record: rec, Blobs: outs}); err != nil {
+	re := &cache.Entry{Kind: kindResult, Record: rec, Blobs: outs}
+	if k := w.opt.Keys.SigningKey; k != nil {
+		cache.SignEntry(k, resultEntry(id), re)
+	}
+	if err := w.store.Replace(resultEntry(id), re); err != nil {
 		w.logf("worker %s: job %s: cannot store the result: %v", w.opt.Name, id, err)
 		return
 	}
@@ -351,10 +428,11 @@ func (w *Worker) handle(q string, m redis.XMessage) {
 	pipe.Exec(cctx)
 }
 
-// run fetches a job's files into a private directory, runs its tool and
-// returns the result and the output blobs (files to remove afterwards).
-func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
-	res := Result{Worker: w.opt.Name}
+// run fetches a job's files into a private directory, runs its tool in
+// the sandbox as slot n and returns the result and the output blobs
+// (files to remove afterwards).
+func (w *Worker) run(ctx context.Context, id string, n int) (Result, []cache.Blob) {
+	res := Result{Worker: w.opt.Name, Job: id, Toolchain: w.toolchain}
 	refuse := func(format string, args ...any) (Result, []cache.Blob) {
 		res.Refused = fmt.Sprintf(format, args...)
 		return res, nil
@@ -363,9 +441,23 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 	if err != nil || e.Kind != kindJob {
 		return refuse("job %s: no job record (%v)", id, err)
 	}
+	if len(e.Record) > maxJobRecord {
+		return refuse("job record of %d bytes, more than %d", len(e.Record), maxJobRecord)
+	}
+	res.JobSum = jobSum(e)
+	if !w.opt.InsecureUnsigned {
+		k, err := cache.VerifyEntry(w.opt.Keys.Clients, jobEntry(id), e)
+		if err != nil {
+			return refuse("job %s: %v", id, err)
+		}
+		res.Client = k.Name
+	}
 	j, err := decodeJob(e.Record)
 	if err != nil {
 		return refuse("%v", err)
+	}
+	if j.ID != id {
+		return refuse("the record of job %s is job %.40q's", id, j.ID)
 	}
 	if j.Toolchain != w.toolchain {
 		return refuse("toolchain %s, this worker serves %s", j.Toolchain, w.toolchain)
@@ -377,7 +469,8 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 	if j.ToolID != w.toolIDs[j.Tool] {
 		return refuse("the job's %s differs from this worker's", j.Tool)
 	}
-	if why := check(j); why != "" {
+	p, why := check(j)
+	if why != "" {
 		return refuse("%s", why)
 	}
 	dir, err := os.MkdirTemp(w.opt.Dir, "offcc-job-")
@@ -385,6 +478,13 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 		return refuse("cannot make a job directory: %v", err)
 	}
 	defer os.RemoveAll(dir)
+	// The inputs go in a directory of their own, which the job reads and
+	// never writes: the sandbox mounts it read-only, and they belong to
+	// the worker, not to the job's user.
+	inDir := filepath.Join(dir, "in")
+	if err := os.Mkdir(inDir, 0o755); err != nil {
+		return refuse("cannot make a job directory: %v", err)
+	}
 	blobs := map[string]cache.Blob{}
 	for _, b := range e.Blobs {
 		blobs[b.Name] = b
@@ -397,8 +497,8 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 		if !ok {
 			return refuse("file %s: no blob %q", f.Path, f.Blob)
 		}
-		p := filepath.Join(dir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
-		if err := w.blobs.place(b, p); err != nil {
+		dst := filepath.Join(inDir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
+		if err := w.blobs.place(b, dst); err != nil {
 			// Go on: the store removes every damaged blob it reads,
 			// so the client's next upload repairs them all at once.
 			if fetchErr == nil {
@@ -406,9 +506,9 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 			}
 			continue
 		}
-		local[f.Path] = p
+		local[f.Path] = dst
 		if f.Arg != "" {
-			local[f.Arg] = p
+			local[f.Arg] = dst
 		}
 	}
 	if fetchErr != nil {
@@ -419,40 +519,22 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 	for i, o := range j.Outputs {
 		outPaths[o] = filepath.Join(dir, fmt.Sprintf("o%d-%s", i, filepath.Base(o)))
 	}
-	args := make([]string, 0, len(j.Args)+4)
-	for i := 0; i < len(j.Args); i++ {
-		a := j.Args[i]
-		if outputOptions[a] && i+1 < len(j.Args) {
-			args = append(args, a, outPaths[j.Args[i+1]])
-			i++
-			continue
-		}
-		if j.Tool == "lld" {
-			if p, ok := local[a]; ok {
-				a = p
-			}
-		}
-		args = append(args, a)
-	}
+	args := p.command(outPaths, local)
 	if j.Tool == "clang" {
-		overlay := filepath.Join(dir, "overlay.yaml")
+		overlay := filepath.Join(inDir, "overlay.yaml")
 		if err := writeOverlay(overlay, j.Files, local); err != nil {
 			return refuse("cannot write the overlay: %v", err)
 		}
 		args = append(args, "-ivfsoverlay", overlay, "-working-directory", j.Dir)
 	}
-	tmp := filepath.Join(dir, "tmp")
-	os.Mkdir(tmp, 0o700)
-	cmd := exec.CommandContext(ctx, tool, args...)
-	if w.sandbox > 0 {
-		cmd = exec.CommandContext(ctx, w.opt.Self, append([]string{"__farm-sandbox", dir, "--", tool}, args...)...)
+	env := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "LC_ALL=C"}
+	cmd, err := w.opt.Sandbox.Command(ctx, n, dir, []string{inDir}, tool, args, env)
+	if err != nil {
+		return refuse("cannot confine the job: %v", err)
 	}
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "LC_ALL=C"}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	stdout, stderr := &cappedBuffer{max: maxCapture}, &cappedBuffer{max: maxCapture}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
 	err = cmd.Run()
 	res.RunMS = time.Since(start).Milliseconds()
@@ -480,30 +562,101 @@ func (w *Worker) run(ctx context.Context, id string) (Result, []cache.Blob) {
 	}
 	var outs []cache.Blob
 	for i, o := range j.Outputs {
-		p := outPaths[o]
-		// Keep the output beyond the job directory's removal: move it
-		// beside it until the result is stored.
-		keep, err := os.CreateTemp(w.opt.Dir, "offcc-out-")
-		if err != nil {
-			return refuse("cannot keep output: %v", err)
+		b, err := w.keepOutput(outPaths[o], fmt.Sprintf("o%d", i))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not written (a depfile the tool skipped)
 		}
-		keep.Close()
-		if err := os.Rename(p, keep.Name()); err != nil {
-			os.Remove(keep.Name())
-			if os.IsNotExist(err) {
-				continue // not written (a depfile the tool skipped)
+		if err != nil {
+			for _, b := range outs {
+				os.Remove(b.Path)
 			}
-			return refuse("output %s: %v", o, err)
-		}
-		b, err := blobOf(keep.Name(), fmt.Sprintf("o%d", i))
-		if err != nil {
-			os.Remove(keep.Name())
 			return refuse("output %s: %v", o, err)
 		}
 		outs = append(outs, b)
 	}
 	return res, outs
 }
+
+// keepOutput copies the output the job wrote at path out of its directory
+// (which goes with the job) into a file of the worker's, and describes it
+// as the blob name. The job chose what is at path: only a regular file is
+// read, never through a symbolic link.
+func (w *Worker) keepOutput(path, name string) (cache.Blob, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return cache.Blob{}, errors.New("a symbolic link, not a file")
+		}
+		return cache.Blob{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return cache.Blob{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return cache.Blob{}, errors.New("not a regular file")
+	}
+	keep, err := os.CreateTemp(w.opt.Dir, "offcc-out-")
+	if err != nil {
+		return cache.Blob{}, err
+	}
+	h := newHash()
+	n, err := io.Copy(io.MultiWriter(keep, h), f)
+	if cerr := keep.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(keep.Name())
+		return cache.Blob{}, err
+	}
+	var sum cache.Sum
+	copy(sum[:], h.Sum(nil))
+	return cache.Blob{Name: name, Size: n, Sum: sum, Mode: uint32(fi.Mode().Perm()), Path: keep.Name()}, nil
+}
+
+// cappedBuffer keeps the first max bytes written to it and counts the
+// rest: a job's diagnostics are kept whole up to a size, then cut with a
+// note, so that a flood neither grows the worker nor its result record.
+type cappedBuffer struct {
+	max     int
+	buf     bytes.Buffer
+	dropped int64
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); room < len(p) {
+		c.buf.Write(p[:max(room, 0)])
+		c.dropped += int64(len(p) - max(room, 0))
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+// Bytes returns what was kept, and the note of what was cut.
+func (c *cappedBuffer) Bytes() []byte {
+	if c.dropped == 0 {
+		return c.buf.Bytes()
+	}
+	return fmt.Appendf(c.buf.Bytes(), "\n[offcc worker: output cut at %d bytes; %d more bytes dropped]\n", c.max, c.dropped)
+}
+
+// validJobID accepts the IDs clients make: 24 lower-case hex digits.
+func validJobID(id string) bool {
+	if len(id) != 24 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// jobSum is the digest of a job's entry as stored (its record, blob list
+// and signature): what a result says it answers.
+func jobSum(e *cache.Entry) string { return cache.SumBytes(cache.EncodeIndex(e)).String() }
 
 // writeOverlay writes clang's VFS overlay: each shipped file under its
 // client path, nothing else visible (no fall-through to this machine's

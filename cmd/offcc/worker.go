@@ -9,16 +9,23 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/toolchain"
+	"github.com/offcc/offcc/trust"
 )
 
 const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--name NAME] [--dir DIR] [--quiet]
+                    [--signing-key FILE] [--trusted-clients LIST] [--job-memory SIZE]
+                    [--job-cpu DURATION] [--job-output SIZE] [--job-procs N]
+                    [--insecure-unsigned] [--insecure-no-sandbox]
        offcc worker status [--redis URL] [--json]
 
 offcc worker serves offcc's build farm: it announces its LLVM toolchain
@@ -27,9 +34,19 @@ slots on the Redis server at URL, takes jobs for that toolchain (HIP,
 CUDA and SYCL compiles, backends, device links) from the server's stream,
 runs them with its own clang and lld in private directories under DIR,
 and stores their outputs and diagnostics for the client. It runs nothing
-else: jobs naming other tools, plugins or files they do not ship are
-refused (the client then runs them itself). SIGTERM or SIGINT drains:
-running jobs finish, no new ones are taken, then it exits.
+else: a job's command line must pass an allow-list of options, and jobs
+naming other tools, plugins or files they do not ship are refused (the
+client then runs them itself). SIGTERM or SIGINT drains: running jobs
+finish, no new ones are taken, then it exits.
+
+It runs only jobs signed by a client key it trusts, and signs its results
+(offcc key generate NAME makes a key pair). Each job runs in a sandbox:
+bubblewrap (new mount, PID, network, IPC and user namespaces; only the
+LLVM installation, read-only, and the job's directory) and Landlock (reads
+of the toolchain and the job only, execution of the tool only), with
+limits on memory, CPU time, file size and processes; as root, slot N's
+jobs run as uid 1900000000+N. A worker that can set up neither layer
+refuses to start.
 
 Clients send jobs when OFFCC_REMOTE_EXEC=URL is set (or --remote-exec=URL).
 
@@ -40,9 +57,31 @@ OPTIONS:
   --name NAME    the worker's name (default: host name and process ID)
   --dir DIR      where job directories go (default: $TMPDIR or /tmp)
   --quiet        log nothing but errors
+  --signing-key FILE
+                 the worker's private key, which signs its results
+                 (default: $OFFCC_SIGNING_KEY)
+  --trusted-clients LIST
+                 the clients' public keys whose jobs it runs: files or
+                 directories of NAME.pub, separated by ':' or ','
+                 (default: $OFFCC_TRUSTED_CLIENTS)
+  --job-memory SIZE
+                 a job's address space (default 8G)
+  --job-cpu DURATION
+                 a job's CPU time (default 10m)
+  --job-output SIZE
+                 the largest file a job may write (default 4G)
+  --job-procs N  processes and threads of a job (default: 64, or the
+                 number of CPUs + 32 where that is more)
+  --insecure-unsigned
+                 run jobs no trusted client signed and sign no results
+                 (only where nobody untrusted can write to the server)
+  --insecure-no-sandbox
+                 run jobs unconfined where neither bubblewrap nor Landlock
+                 can be set up
 
 offcc worker status lists the live workers (toolchain, slots, running and
-finished jobs) and each toolchain's queued and running jobs.
+finished jobs, and how they confine and sign jobs, INSECURE where they do
+not) and each toolchain's queued and running jobs.
 `
 
 // workerMain runs "offcc worker ARGS...".
@@ -61,42 +100,86 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	name := fs.String("name", "", "")
 	dir := fs.String("dir", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	signingKey := fs.String("signing-key", getenv(trust.EnvSigningKey), "")
+	trustedClients := fs.String("trusted-clients", getenv(trust.EnvClients), "")
+	jobMemory := fs.String("job-memory", "8G", "")
+	jobCPU := fs.Duration("job-cpu", 10*time.Minute, "")
+	jobOutput := fs.String("job-output", "4G", "")
+	jobProcs := fs.Int("job-procs", 0, "")
+	insecureUnsigned := fs.Bool("insecure-unsigned", false, "")
+	insecureNoSandbox := fs.Bool("insecure-no-sandbox", false, "")
 	if code, done := parseWorkerFlags(fs, "worker", args, url, stdout, stderr); done {
 		return code
 	}
-	if *jobs < 1 {
-		fmt.Fprintf(stderr, "offcc: error: worker: --jobs must be at least 1, not %d\n", *jobs)
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "offcc: error: worker: %s\n", fmt.Sprintf(format, args...))
 		return 1
+	}
+	if *jobs < 1 {
+		return fail("--jobs must be at least 1, not %d", *jobs)
+	}
+	limits := farm.Limits{CPU: *jobCPU, Procs: *jobProcs}
+	var err error
+	if limits.Memory, err = cache.ParseSize(*jobMemory); err != nil || limits.Memory < 64<<20 {
+		return fail("--job-memory %s: want a size of at least 64M, such as 8G", *jobMemory)
+	}
+	if limits.FileSize, err = cache.ParseSize(*jobOutput); err != nil || limits.FileSize < 1<<20 {
+		return fail("--job-output %s: want a size of at least 1M, such as 4G", *jobOutput)
+	}
+	if *jobCPU < time.Second || *jobProcs < 0 {
+		return fail("--job-cpu must be at least 1s and --job-procs at least 1")
+	}
+	keys := &trust.Settings{}
+	if *signingKey != "" {
+		if keys.SigningKey, err = trust.LoadPrivateKey(*signingKey); err != nil {
+			return fail("signing key: %v", err)
+		}
+	}
+	if keys.Clients, err = trust.LoadKeyring(*trustedClients); err != nil {
+		return fail("trusted clients: %v", err)
 	}
 	store, err := redisstore.Open(*url, redisstore.Options{OpTimeout: 30 * time.Second, DialTimeout: 2 * time.Second})
 	if err != nil {
-		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	defer store.Close()
 	llvm, err := toolchain.Find("", getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(stderr, "offcc: error: worker: cannot find offcc's own executable: %v\n", err)
-		return 1
+		return fail("cannot find offcc's own executable: %v", err)
 	}
-	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Self: self}
+	bin := farm.ToolDir(llvm.Clang())
+	var tools []string
+	for _, t := range farm.Tools {
+		tools = append(tools, filepath.Join(bin, t))
+	}
+	sandbox, err := farm.NewSandbox(farm.SandboxOptions{Self: self, Tools: tools, Roots: []string{filepath.Dir(bin)},
+		Insecure: *insecureNoSandbox, Limits: limits})
+	if err != nil {
+		return fail("%v", err)
+	}
+	jobRoot := *dir
+	if jobRoot == "" {
+		jobRoot = os.TempDir()
+	}
+	if err := sandbox.CheckDir(jobRoot); err != nil {
+		return fail("%v", err)
+	}
+	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Sandbox: sandbox,
+		Keys: keys, InsecureUnsigned: *insecureUnsigned}
 	logger := log.New(stderr, "", log.LstdFlags)
 	if !*quiet {
 		opt.Log = logger
 	}
 	w, err := farm.NewWorker(store, opt)
 	if err != nil {
-		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	if err := w.Serve(ctx); err != nil {
-		fmt.Fprintf(stderr, "offcc: error: worker: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	return 0
 }
@@ -132,14 +215,14 @@ func workerStatus(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(stdout, "farm %s: %d workers\n", st.Server, len(st.Workers))
 	if len(st.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tHOST\tTOOLCHAIN\tSLOTS\tRUNNING\tDONE\tFAILED\tREFUSED\tUP\tSTATE")
+		fmt.Fprintln(tw, "WORKER\tHOST\tTOOLCHAIN\tSLOTS\tRUNNING\tDONE\tFAILED\tREFUSED\tUP\tSTATE\tSECURITY")
 		for _, w := range st.Workers {
 			state := "serving"
 			if w.Draining {
 				state = "draining"
 			}
 			up := time.Since(time.UnixMilli(w.Started)).Round(time.Second)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t%s\n", w.Name, w.Host, w.Toolchain, w.Slots, w.Running, w.Done, w.Failed, w.Refused, up, state)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t%s\t%s\n", w.Name, w.Host, w.Toolchain, w.Slots, w.Running, w.Done, w.Failed, w.Refused, up, state, security(w))
 		}
 		tw.Flush()
 	}
@@ -147,6 +230,22 @@ func workerStatus(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stdout, "toolchain %s: %d queued, %d running\n", q.Toolchain, q.Queued, q.Running)
 	}
 	return 0
+}
+
+// security describes how a worker confines and signs its jobs.
+func security(w farm.WorkerInfo) string {
+	var parts []string
+	if len(w.Insecure) > 0 {
+		parts = append(parts, "INSECURE ("+strings.Join(w.Insecure, ", ")+")")
+	}
+	if len(w.Sandbox) > 0 {
+		parts = append(parts, strings.Join(w.Sandbox, "+"))
+	}
+	if w.Key != "" {
+		name, _, _ := strings.Cut(w.Key, " ")
+		parts = append(parts, "signed by "+name)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // parseWorkerFlags parses the command line of "offcc WHAT" into fs, whose
