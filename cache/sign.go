@@ -6,7 +6,7 @@ import "github.com/offcc/offcc/trust"
 const signDomain = "entry"
 
 // signedBytes returns what an entry's signature covers: the key it is
-// stored under, then its index without the signature (kind, record, and
+// stored under, then the SHA-256 of its index without the signature (kind, record, and
 // each blob's name, size, SHA-256 and mode), so that neither the entry nor
 // its place can change without the signature failing.
 func signedBytes(key Sum, e *Entry) []byte {
@@ -16,7 +16,10 @@ func signedBytes(key Sum, e *Entry) []byte {
 	for i, b := range e.Blobs {
 		c.Blobs[i] = Blob{Name: b.Name, Size: b.Size, Sum: b.Sum, Mode: b.Mode & 0o777}
 	}
-	return append(append([]byte(nil), key[:]...), EncodeIndex(&c)...)
+	// Ed25519 hashes its message twice (SHA-512): a job's index is tens of
+	// kilobytes, so the signature is over its SHA-256 instead.
+	sum := SumBytes(EncodeIndex(&c))
+	return append(append(make([]byte, 0, 2*len(sum)), key[:]...), sum[:]...)
 }
 
 // SignEntry sets e's signature by k, for key.
