@@ -46,6 +46,15 @@
 #    CXX=...` pinned to the client CPU after make clean: clang-22, offcc
 #    local, offcc farm with 1..$WORKERS_MAX workers.
 #
+# 4. What security costs: the TU's farm build with 1 worker, as deployed
+#    (signed jobs and results, bubblewrap and Landlock), with the sandbox
+#    off, and with neither; wall medians and the worker's per-job run time
+#    from a traced build of each.
+#
+# Keys: the script makes a client and a worker key pair (offcc key
+# generate) in its scratch directory; the workers' job directories are
+# there too (mode 0711: a root worker runs jobs as other uids).
+#
 # Env: OFFCC (default bin/offcc), CLANG (default /usr/lib/llvm-22/bin/clang),
 #      KERNELS (kernels of the TU, default 120), ARCHS (default
 #      gfx906,gfx908,gfx90a,gfx1030), RUNS (default 5), WORKERS_MAX
@@ -221,6 +230,29 @@ offcc_src=$OFFCC
 mkdir "$work/bin"
 cp "$OFFCC" "$work/bin/offcc"
 OFFCC=$work/bin/offcc
+# Keys: the client signs its jobs, the workers their results.
+"$OFFCC" key generate bench-client --dir "$work" >/dev/null || die "offcc key generate failed"
+"$OFFCC" key generate bench-worker --dir "$work" >/dev/null || die "offcc key generate failed"
+export OFFCC_SIGNING_KEY=$work/bench-client.key OFFCC_TRUSTED_WORKERS=$work/bench-worker.pub
+# The workers' job directories: reachable by the uids a root worker runs
+# its jobs as.
+mkdir -m 0711 "$work/jobs"
+chmod 0711 "$work"
+# worker_mode: how start_worker starts workers: "secure" (signed jobs and
+# results, sandboxed), "nosandbox" (signed, OFFCC_SANDBOX_DISABLE and
+# --insecure-no-sandbox) or "insecure" (neither; the client then runs
+# with OFFCC_REMOTE_EXEC_INSECURE=1 and no keys): section 4.
+worker_mode=secure
+worker_cmd() {
+	local i=$1
+	local -a e=(env OFFCC_SIGNING_KEY="$work/bench-worker.key" OFFCC_TRUSTED_CLIENTS="$work/bench-client.pub")
+	local -a f=()
+	case $worker_mode in
+	nosandbox) e+=(OFFCC_SANDBOX_DISABLE=bwrap,landlock) f+=(--insecure-no-sandbox) ;;
+	insecure) e=(env OFFCC_SANDBOX_DISABLE=bwrap,landlock OFFCC_SIGNING_KEY= OFFCC_TRUSTED_CLIENTS=) f+=(--insecure-no-sandbox --insecure-unsigned) ;;
+	esac
+	wcmd=("${e[@]}" "$OFFCC" worker --redis "$(worker_url "$i")" --jobs 1 --name "w$i" --dir "$work/jobs" "${f[@]}")
+}
 
 # --- the TU -----------------------------------------------------------------
 inc=$repo/testdata/hip
@@ -489,10 +521,11 @@ start_worker() {
 	echo "== start $(date +%T)" >>"$work/w$i.log"
 	# Its own session (setsid execs, no fork: $! is the worker), so that a
 	# Ctrl-C in the terminal reaches the script, which stops it.
+	worker_cmd "$i"
 	if [ "$use_netns" = 1 ]; then
-		setsid ip netns exec "$(ns_name "$i")" taskset -c "$cpu" "$OFFCC" worker --redis "$(worker_url "$i")" --jobs 1 --name "w$i" </dev/null >>"$work/w$i.log" 2>&1 &
+		setsid ip netns exec "$(ns_name "$i")" taskset -c "$cpu" "${wcmd[@]}" </dev/null >>"$work/w$i.log" 2>&1 &
 	else
-		setsid taskset -c "$cpu" "$OFFCC" worker --redis "$(worker_url "$i")" --jobs 1 --name "w$i" </dev/null >>"$work/w$i.log" 2>&1 &
+		setsid taskset -c "$cpu" "${wcmd[@]}" </dev/null >>"$work/w$i.log" 2>&1 &
 	fi
 	wpid[i]=$!
 }
@@ -513,10 +546,23 @@ set_workers() {
 	wait_workers "$k"
 }
 
-# worker_ticks: CPU clock ticks of the running workers and their reaped
-# children (utime stime cutime cstime).
+# worker_ticks: CPU clock ticks of the running workers and their jobs. A
+# job in bubblewrap is not reaped into its worker's times (bwrap's
+# namespace init is not waited for), so where no worker shares the
+# client's CPU it is the busy time of the CPUs the workers are pinned to
+# (/proc/stat; a little of redis may run there too), else the workers'
+# own times and their reaped children's (utime stime cutime cstime).
 worker_ticks() {
 	local i s=0 st
+	if ((ncpu > 1)); then
+		local -A on=()
+		for ((i = 1; i <= WORKERS_MAX; i++)); do on[$(worker_cpu "$i")]=1; done
+		if [ -z "${on[$client_cpu]:-}" ]; then
+			awk -v list="${!on[*]}" 'BEGIN { n = split(list, c, " "); for (i = 1; i <= n; i++) want["cpu" c[i]] = 1 }
+				($1 in want) { s += $2 + $3 + $4 + $7 + $8 + $9 } END { print s + 0 }' /proc/stat
+			return
+		fi
+	fi
 	for ((i = 1; i <= nw; i++)); do
 		st=$(cat "/proc/${wpid[i]}/stat" 2>/dev/null) || continue
 		st=${st##*) }
@@ -614,6 +660,30 @@ for ((r = 1; r <= RUNS; r++)); do
 	done
 	echo "bench: run $r/$RUNS: $line" >&2
 done
+
+# --- 4. what security costs: one worker, secure / no sandbox / insecure ----------
+# sec_build <mode> <run>: a timed farm build of the TU with one worker in
+# <mode>, and (run 1) a traced one for the workers' per-job run times.
+sec_build() {
+	local mode=$1 n="sec_$1"
+	local -a cenv=(env OFFCC_REMOTE_EXEC="$url")
+	[ "$mode" != insecure ] || cenv+=(OFFCC_REMOTE_EXEC_INSECURE=1 OFFCC_SIGNING_KEY= OFFCC_TRUSTED_WORKERS=)
+	if [ "$worker_mode" != "$mode" ]; then
+		set_workers 0
+		worker_mode=$mode
+	fi
+	set_workers 1
+	timed "$n" "${cenv[@]}" OFFCC_JOB_TRACE="$work/$n.$2.json" "$OFFCC" "${flags[@]}" bench.hip -o out.o
+	wait_workers 1
+}
+echo "bench: security: one worker, secure / no sandbox / insecure, $RUNS runs" >&2
+for ((r = 1; r <= RUNS; r++)); do
+	modes="secure nosandbox insecure"
+	(($r % 2)) || modes="insecure nosandbox secure"
+	for m in $modes; do sec_build "$m" "$r"; done
+done
+set_workers 0
+worker_mode=secure
 
 # --- 3. the project -------------------------------------------------------------
 proj=$work/proj
@@ -849,6 +919,28 @@ print(f"- For scale, this build's {narchs} archs (timed medians): local {local_w
       f"worker(s) {farm_wall * 1000:.0f} ms.")
 PY
 fi
+echo
+
+echo "What security costs: the HIP TU with 1 worker, median of $RUNS runs: the worker as deployed (jobs signed and checked, results signed, each job in bubblewrap and Landlock), with the sandbox off (\`OFFCC_SANDBOX_DISABLE=bwrap,landlock --insecure-no-sandbox\`), and with neither (\`--insecure-unsigned\`, the client \`OFFCC_REMOTE_EXEC_INSECURE=1\` without keys). Every run traced (\`OFFCC_JOB_TRACE\`): the jobs that ran on the worker, over all runs, and the median of the worker's run time of each kind (sandbox set-up included)."
+echo
+echo "| worker | wall (s) | worker CPU (s) | remote jobs (all runs) | device compile run ms | device link run ms | wall vs insecure |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for m in secure nosandbox insecure; do
+	rj=$("${PYTHON:-python3}" -c '
+import json, statistics, sys
+runs = {"device-compile": [], "device-link": []}
+n = 0
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    for e in (d["traceEvents"] if isinstance(d, dict) else d):
+        a = e.get("args", {})
+        if e.get("ph") == "X" and "worker" in a:
+            n += 1
+            runs.setdefault(a.get("kind"), []).append(float(a.get("run_ms") or 0))
+med = lambda k: "%.0f (%d)" % (statistics.median(runs[k]), len(runs[k])) if runs[k] else "-"
+print(n, "|", med("device-compile"), "|", med("device-link"))' "$work"/sec_"$m".*.json 2>/dev/null || echo "- | - | -")
+	echo "| $m | $(median 1 "$(t "sec_$m")") | $(median 1 "$(t "sec_$m").w") | $rj | $(ratio "$(median 1 "$(t "sec_$m")")" "$(median 1 "$(t sec_insecure)")") |"
+done
 echo
 
 echo "Project: $TUS HIP files of $TU_KERNELS kernels each and a shared header, \`-x hip -O2 -c --offload-arch=$ARCHS -nogpulib -nogpuinc\`, objects only; \`make -j$MAKE_JOBS\` after \`make clean\` on CPU $client_cpu; median of $RUNS runs$note."
