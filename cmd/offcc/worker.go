@@ -24,7 +24,8 @@ import (
 
 const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--name NAME] [--dir DIR] [--quiet]
                     [--signing-key FILE] [--trusted-clients LIST] [--job-memory SIZE]
-                    [--job-cpu DURATION] [--job-output SIZE] [--job-procs N]
+                    [--job-cpu DURATION] [--job-wall DURATION] [--job-output SIZE]
+                    [--job-procs N]
                     [--insecure-unsigned] [--insecure-no-sandbox]
        offcc worker status [--redis URL] [--json]
 
@@ -68,6 +69,9 @@ OPTIONS:
                  a job's address space (default 8G)
   --job-cpu DURATION
                  a job's CPU time (default 10m)
+  --job-wall DURATION
+                 a job's wall time, fetching its inputs included (default
+                 10m): then it is killed, with everything it started
   --job-output SIZE
                  the largest file a job may write (default 4G)
   --job-procs N  processes and threads of a job (default: 64, or the
@@ -104,6 +108,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	trustedClients := fs.String("trusted-clients", getenv(trust.EnvClients), "")
 	jobMemory := fs.String("job-memory", "8G", "")
 	jobCPU := fs.Duration("job-cpu", 10*time.Minute, "")
+	jobWall := fs.Duration("job-wall", 10*time.Minute, "")
 	jobOutput := fs.String("job-output", "4G", "")
 	jobProcs := fs.Int("job-procs", 0, "")
 	insecureUnsigned := fs.Bool("insecure-unsigned", false, "")
@@ -126,8 +131,8 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	if limits.FileSize, err = cache.ParseSize(*jobOutput); err != nil || limits.FileSize < 1<<20 {
 		return fail("--job-output %s: want a size of at least 1M, such as 4G", *jobOutput)
 	}
-	if *jobCPU < time.Second || *jobProcs < 0 {
-		return fail("--job-cpu must be at least 1s and --job-procs at least 1")
+	if *jobCPU < time.Second || *jobWall < time.Second || *jobProcs < 0 {
+		return fail("--job-cpu and --job-wall must be at least 1s, and --job-procs at least 1")
 	}
 	keys := &trust.Settings{}
 	if *signingKey != "" {
@@ -169,7 +174,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 		return fail("%v", err)
 	}
 	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Sandbox: sandbox,
-		Keys: keys, InsecureUnsigned: *insecureUnsigned}
+		Keys: keys, InsecureUnsigned: *insecureUnsigned, JobTimeout: *jobWall}
 	logger := log.New(stderr, "", log.LstdFlags)
 	if !*quiet {
 		opt.Log = logger
