@@ -24,6 +24,15 @@
 // The client runs a job itself when no worker takes it in time, when the
 // worker holding it stops renewing its lease (it died), when a worker
 // refuses it, or when Redis fails.
+//
+// Nothing in Redis is believed for being there: whoever can write to the
+// server is not trusted. A job entry is signed by its client's key and a
+// worker runs it only if a client key it trusts signed it for that job
+// (trust, cache.SignEntry); a result entry is signed by its worker's key
+// and names the job, toolchain and job entry it answers, and the client
+// believes only that. A worker runs a job only if its command line passes
+// an allow-list of options (check), and then in a sandbox (Sandbox:
+// bubblewrap and Landlock, with limits).
 package farm
 
 import (
