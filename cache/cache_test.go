@@ -286,11 +286,22 @@ func (p *packBuild) action() *actions.Action {
 // the package step and what the build printed on standard error.
 func (p *packBuild) run(t *testing.T, c *Cache) (KindStats, string) {
 	t.Helper()
+	k, _, stderr := p.build(t, c, SessionOptions{})
+	return k, stderr
+}
+
+// build builds once with the cache c, in a session of opt (its TempDir,
+// Self and Env set here), and returns the session's counts for the package
+// step and for the shared cache, and what the build printed on standard
+// error.
+func (p *packBuild) build(t *testing.T, c *Cache, opt SessionOptions) (KindStats, RemoteStats, string) {
+	t.Helper()
 	var g actions.Graph
 	a := g.MustAdd(p.action())
 	var stdout, stderr bytes.Buffer
 	sh := actions.NewShell(actions.ShellOptions{Stdout: &stdout, Stderr: &stderr, TempDir: p.temp})
-	s := c.NewSession(SessionOptions{TempDir: p.temp, Self: os.Args[0], Env: os.Environ()})
+	opt.TempDir, opt.Self, opt.Env = p.temp, os.Args[0], os.Environ()
+	s := c.NewSession(opt)
 	if err := actions.Execute(context.Background(), &g, sh, actions.Options{Jobs: 2, Cache: s}); err != nil {
 		t.Fatalf("build: %v\n%s", err, stderr.String())
 	}
@@ -300,7 +311,7 @@ func (p *packBuild) run(t *testing.T, c *Cache) (KindStats, string) {
 	if ks := st.Kinds[a.Kind.String()]; ks != nil {
 		k = *ks
 	}
-	return k, stderr.String()
+	return k, st.Remote, stderr.String()
 }
 
 // setInput writes the input and waits until it is older than the slack

@@ -145,7 +145,12 @@ func (l *Layered) usable() bool {
 // writes reports whether entries go to the shared store: not ReadOnly,
 // and signed by a trusted key (or Insecure).
 func (l *Layered) writes() bool {
-	return !l.ReadOnly && (l.Insecure || l.Sign != nil && l.Trusted.Trusts(&l.Sign.PublicKey))
+	return !l.ReadOnly && (l.Insecure || l.signsTrusted())
+}
+
+// signsTrusted reports whether Sign is a key Trusted holds.
+func (l *Layered) signsTrusted() bool {
+	return l.Sign != nil && l.Trusted.Trusts(&l.Sign.PublicKey)
 }
 
 // debugf tells Debug, if set.
@@ -153,12 +158,6 @@ func (l *Layered) debugf(format string, args ...any) {
 	if l.Debug != nil {
 		l.Debug(fmt.Sprintf(format, args...))
 	}
-}
-
-// verifies reports whether e verifies for key with a key of r.
-func verifies(r *trust.Keyring, key Sum, e *Entry) bool {
-	_, err := VerifyEntry(r, key, e)
-	return err == nil
 }
 
 // accept reports whether a shared entry got under key may be used: not of
@@ -318,13 +317,14 @@ func (l *Layered) put(key Sum, e *Entry, replace bool) error {
 		SignEntry(l.Sign, key, &signed)
 		e = &signed
 	}
-	if !replace && l.Sign != nil && l.Trusted.Trusts(&l.Sign.PublicKey) {
+	if !replace && l.signsTrusted() {
 		// Put keeps what is there: only if it verifies.
 		old, gerr := l.Remote.Get(key)
 		switch {
-		case gerr == nil && verifies(l.Trusted, key, old):
-			return nil
 		case gerr == nil:
+			if _, verr := VerifyEntry(l.Trusted, key, old); verr == nil {
+				return nil
+			}
 			replace = true
 		case !errors.Is(gerr, ErrNotFound):
 			l.fail(gerr)

@@ -2,36 +2,22 @@ package cache
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/trust"
 )
 
 // runExplained is packBuild.run with OFFCC_CACHE_DEBUG's explanations,
-// returning them too, and the session's shared-cache counts.
+// returning them too, and the session's shared-cache counts; a warning
+// fails the test.
 func (p *packBuild) runExplained(t *testing.T, c *Cache) (KindStats, RemoteStats, string) {
 	t.Helper()
-	var g actions.Graph
-	a := g.MustAdd(p.action())
-	var stdout, stderr, explain bytes.Buffer
-	sh := actions.NewShell(actions.ShellOptions{Stdout: &stdout, Stderr: &stderr, TempDir: p.temp})
-	s := c.NewSession(SessionOptions{TempDir: p.temp, Self: os.Args[0], Env: os.Environ(), Explain: &explain,
-		Warn: func(m string) { t.Errorf("warning: %s", m) }})
-	if err := actions.Execute(context.Background(), &g, sh, actions.Options{Jobs: 2, Cache: s}); err != nil {
-		t.Fatalf("build: %v\n%s", err, stderr.String())
-	}
-	st := s.Stats()
-	s.Close()
-	k := KindStats{}
-	if ks := st.Kinds[a.Kind.String()]; ks != nil {
-		k = *ks
-	}
-	return k, st.Remote, explain.String()
+	var explain bytes.Buffer
+	k, remote, _ := p.build(t, c, SessionOptions{Explain: &explain, Warn: func(m string) { t.Errorf("warning: %s", m) }})
+	return k, remote, explain.String()
 }
 
 // resultKeyOf returns the result key the cache c holds for p's action as

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -49,6 +50,19 @@ type Invocation struct {
 	// Exec replaces the process with clang when offcc has nothing to add
 	// (syscall.Exec); nil runs clang as a child and returns its status.
 	Exec func(path string, argv, env []string) error
+
+	// keys are the process's signing and trusted keys, read once for the
+	// shared cache and the build farm (see trustKeys).
+	keysOnce sync.Once
+	keys     *trust.Settings
+	keysErr  error
+}
+
+// trustKeys returns the keys the environment names (trust.FromEnv), read
+// on first use: the shared cache and the farm share one reading.
+func (inv *Invocation) trustKeys() (*trust.Settings, error) {
+	inv.keysOnce.Do(func() { inv.keys, inv.keysErr = trust.FromEnv(inv.getenv) })
+	return inv.keys, inv.keysErr
 }
 
 func (inv *Invocation) getenv(key string) string {
@@ -446,7 +460,7 @@ func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 		return c, nil
 	}
 	name := redisstore.Redact(cfg.RemoteURL)
-	keys, err := trust.FromEnv(inv.getenv)
+	keys, err := inv.trustKeys()
 	if err != nil {
 		inv.warnf("shared cache %s: %v; using the local cache only", name, err)
 		return c, nil
@@ -492,7 +506,7 @@ func (inv *Invocation) farmClient(opts *Options, llvm *toolchain.LLVM, tempDir s
 		inv.warnf("build farm: %v; running every job locally", err)
 		return nil
 	}
-	keys, err := trust.FromEnv(inv.getenv)
+	keys, err := inv.trustKeys()
 	if err != nil {
 		store.Close()
 		inv.warnf("build farm: %v; running every job locally", err)

@@ -32,7 +32,7 @@ import (
 type farmTarget struct {
 	c      compiler
 	srv    *redistest.Server
-	worker farmWorkerInfo
+	worker farm.WorkerInfo
 	jobs   *farmJobs
 	dir    string
 	src    string // a C source, shipped by the crafted compiles

@@ -221,41 +221,18 @@ func (w *farmWorker) wait(d time.Duration) bool {
 	}
 }
 
-// farmStatusDoc is "offcc worker status --json".
-type farmStatusDoc struct {
-	Server  string           `json:"server"`
-	Workers []farmWorkerInfo `json:"workers"`
-	Queues  []struct {
-		Toolchain string `json:"toolchain"`
-		Queued    int64  `json:"queued"`
-		Running   int64  `json:"running"`
-	} `json:"queues"`
-}
-
-type farmWorkerInfo struct {
-	Name      string   `json:"name"`
-	PID       int      `json:"pid"`
-	Toolchain string   `json:"toolchain"`
-	LLVM      string   `json:"llvm"`
-	Slots     int      `json:"slots"`
-	Running   int      `json:"running"`
-	Done      int64    `json:"done"`
-	Refused   int64    `json:"refused"`
-	Failed    int64    `json:"failed"`
-	Draining  bool     `json:"draining"`
-	Sandbox   []string `json:"sandbox"`
-	Insecure  []string `json:"insecure"`
-	Key       string   `json:"key"`
-}
+// farmStatusDoc is "offcc worker status --json", read into the type it
+// is written from.
+type farmStatusDoc struct{ farm.Status }
 
 // worker returns the status of the worker named name, if listed.
-func (s farmStatusDoc) worker(name string) (farmWorkerInfo, bool) {
+func (s farmStatusDoc) worker(name string) (farm.WorkerInfo, bool) {
 	for _, w := range s.Workers {
 		if w.Name == name {
 			return w, true
 		}
 	}
-	return farmWorkerInfo{}, false
+	return farm.WorkerInfo{}, false
 }
 
 // done sums the finished jobs of the listed workers.

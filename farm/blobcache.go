@@ -1,7 +1,6 @@
 package farm
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,10 +99,9 @@ func (c *blobCache) holds(src string, b cache.Blob) bool {
 	if _, err := io.Copy(h, f); err != nil {
 		return false
 	}
-	if fmt.Sprintf("%x", h.Sum(nil)) != b.Sum.String() {
-		return false
-	}
-	return true
+	var sum cache.Sum
+	h.Sum(sum[:0])
+	return sum == b.Sum
 }
 
 // trim empties the cache when adding n bytes would pass its limit.

@@ -79,6 +79,8 @@ type unconfined struct{}
 
 func (unconfined) Layers() []string { return nil }
 
+func (unconfined) CheckDir(string) error { return nil }
+
 func (unconfined) Command(ctx context.Context, slot int, dir string, ro []string, tool string, args, env []string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.Env = env

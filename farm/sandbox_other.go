@@ -11,26 +11,9 @@ import (
 	"time"
 )
 
-// Limits bound one job. On this system nothing enforces them.
-type Limits struct {
-	CPU      time.Duration // RLIMIT_CPU (seconds, rounded up)
-	Memory   int64         // RLIMIT_AS bytes
-	FileSize int64         // RLIMIT_FSIZE bytes: the largest file a job may write
-	Procs    int           // RLIMIT_NPROC: processes, threads included
-}
-
-// SandboxOptions configure a Sandbox.
-type SandboxOptions struct {
-	Self     string   // the offcc executable
-	Tools    []string // absolute paths of the executables jobs run
-	Roots    []string // directories jobs may read, read-only
-	Insecure bool     // --insecure-no-sandbox: run jobs unconfined (required here)
-	UIDBase  int      // unused here
-	Limits   Limits   // unused here
-}
-
 // Sandbox runs a worker's jobs. This system has no sandbox (bubblewrap and
-// Landlock are Linux's): jobs run unconfined, with Insecure only.
+// Landlock are Linux's): jobs run unconfined, with Insecure only, and
+// Limits are not enforced.
 type Sandbox struct {
 	opt SandboxOptions
 }

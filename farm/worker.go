@@ -64,6 +64,8 @@ type JobSandbox interface {
 	// worker slot slot, in jobDir, which it alone may write, reading the
 	// readOnly directories in it but never writing them.
 	Command(ctx context.Context, slot int, jobDir string, readOnly []string, tool string, args []string, env []string) (*exec.Cmd, error)
+	// CheckDir returns why jobs made in dir could not run, or nil.
+	CheckDir(dir string) error
 }
 
 // maxCapture is the most of a job's stdout, and of its stderr, that a
@@ -118,6 +120,9 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	}
 	if opt.Sandbox == nil {
 		return nil, errors.New("no sandbox for the jobs")
+	}
+	if err := opt.Sandbox.CheckDir(opt.Dir); err != nil {
+		return nil, err
 	}
 	if opt.Keys == nil {
 		opt.Keys = &trust.Settings{}

@@ -166,13 +166,6 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fail("%v", err)
 	}
-	jobRoot := *dir
-	if jobRoot == "" {
-		jobRoot = os.TempDir()
-	}
-	if err := sandbox.CheckDir(jobRoot); err != nil {
-		return fail("%v", err)
-	}
 	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Sandbox: sandbox,
 		Keys: keys, InsecureUnsigned: *insecureUnsigned, JobTimeout: *jobWall}
 	logger := log.New(stderr, "", log.LstdFlags)
