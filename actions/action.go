@@ -164,6 +164,16 @@ type Action struct {
 	Argv0 string
 	// Env is extra KEY=VALUE environment for an external command.
 	Env []string
+	// Dir, when set, is the directory an external command runs in (it is
+	// made if missing); its relative paths must then not depend on the
+	// directory (OpenMP front ends for stable kernel names: see
+	// -working-directory in their commands).
+	Dir string
+	// DiagnosticDir, when set, is the directory the relative file names
+	// in the command's diagnostics and dependency file are relative to:
+	// they are written joined to it, so that they name the files the user
+	// named by absolute paths.
+	DiagnosticDir string
 	// KeyArgs, for an in-process step without a Command, are the
 	// parameters that, with its inputs' contents, decide its outputs: the
 	// build cache keys the step by them. A step with neither is not

@@ -625,7 +625,9 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 	case a.Run != nil:
 		r.err = inProcess(func() error { return a.Run(ctx, sh) })
 	case remote:
-		info, err := e.opt.Remote.Run(ctx, a, sh.Stdout(), sh.Stderr())
+		dsh, flush := sh.forDiagnostics(a)
+		info, err := e.opt.Remote.Run(ctx, a, dsh.Stdout(), dsh.Stderr())
+		flush()
 		if errors.Is(err, ErrRunLocally) && ctx.Err() == nil {
 			r.requeue = true
 			r.why = strings.TrimPrefix(err.Error(), ErrRunLocally.Error()+": ")
@@ -635,11 +637,19 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 		if info.Worker != "" {
 			r.info = &info
 		}
+		if r.err == nil {
+			r.err = FinishDepFiles(a)
+		}
 		if r.err == nil && a.DepFile != "" {
 			a.Discovered, r.err = ReadDepFile(a.DepFile)
 		}
 	default:
-		r.err = sh.runCommand(ctx, a)
+		dsh, flush := sh.forDiagnostics(a)
+		r.err = dsh.runCommand(ctx, a)
+		flush()
+		if r.err == nil {
+			r.err = FinishDepFiles(a)
+		}
 		if r.err == nil && a.DepFile != "" {
 			a.Discovered, r.err = ReadDepFile(a.DepFile)
 		}

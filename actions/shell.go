@@ -221,6 +221,44 @@ func (sh *Shell) isPublished(path string) bool {
 	return true
 }
 
+// forDiagnostics returns the Shell a's command prints through: one whose
+// standard error joins relative file names to a.DiagnosticDir when that
+// is set (see FinishDepFiles), and a function that flushes it.
+func (sh *Shell) forDiagnostics(a *Action) (*Shell, func()) {
+	if a.DiagnosticDir == "" {
+		return sh, func() {}
+	}
+	dw := &diagnosticWriter{dir: a.DiagnosticDir, w: sh.err}
+	return sh.forAction(sh.out, dw), func() { dw.Close() }
+}
+
+// FinishDepFiles rewrites the dependency files a's command wrote, after it
+// succeeded, when a.DiagnosticDir is set: their relative file names are
+// joined to it, as clang writes them for files named by absolute paths.
+func FinishDepFiles(a *Action) error {
+	if a.DiagnosticDir == "" {
+		return nil
+	}
+	argv := a.Command
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "-dependency-file" && argv[i+1] != "-" && !strings.HasPrefix(argv[i+1], "/dev/") {
+			if err := rewriteDepFile(argv[i+1], argv, a.DiagnosticDir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// absPath returns path made absolute against offcc's working directory.
+func absPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	return abs
+}
+
 // killGrace is how long a cancelled child's process group has between
 // SIGTERM and SIGKILL.
 var killGrace = 2 * time.Second
@@ -243,15 +281,18 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 			continue
 		}
 		for i := 1; i+1 < len(argv); i++ {
-			if argv[i] != "-o" || argv[i+1] != f.Path {
+			// (A command run in a directory of its own names its
+			// outputs by absolute paths.)
+			if argv[i] != "-o" || argv[i+1] != f.Path && (a.Dir == "" || argv[i+1] != absPath(f.Path)) {
 				continue
 			}
-			tmp, err := atomicfile.TempName(f.Path)
+			out := argv[i+1]
+			tmp, err := atomicfile.TempName(out)
 			if err != nil {
 				return &OutputError{Path: f.Path, Err: err}
 			}
 			argv[i+1] = tmp
-			renames = append(renames, rename{tmp, f.Path})
+			renames = append(renames, rename{tmp, out})
 			break
 		}
 	}
@@ -269,7 +310,12 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 	if a.Argv0 != "" {
 		argv[0] = a.Argv0
 	}
-	if err := sh.exec(ctx, path, argv, a.Env, stdin); err != nil {
+	if a.Dir != "" {
+		if err := os.MkdirAll(a.Dir, 0o700); err != nil {
+			return &StartError{Path: path, Err: err}
+		}
+	}
+	if err := sh.exec(ctx, path, argv, a.Env, stdin, a.Dir, sh.err); err != nil {
 		return err
 	}
 	for _, r := range renames {
@@ -281,12 +327,14 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 }
 
 // exec runs the file path with the argument vector argv (argv[0]
-// included) in its own process group, with the action's output writers.
+// included) in its own process group, in directory dir ("" for offcc's),
+// with the action's standard output and the writer stderr.
 // When ctx is done the group gets SIGTERM, then SIGKILL after killGrace.
-func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader) error {
+func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader, dir string, stderr io.Writer) error {
 	cmd := exec.Command(path)
 	cmd.Stdin = stdin // nil reads /dev/null
-	cmd.Stdout, cmd.Stderr = sh.out, sh.err
+	cmd.Stdout, cmd.Stderr = sh.out, stderr
+	cmd.Dir = dir
 	if len(env) > 0 || len(sh.opt.Env) > 0 {
 		cmd.Env = append(append(os.Environ(), sh.opt.Env...), env...)
 	}

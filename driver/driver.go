@@ -315,6 +315,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	} else {
 		plan, err = newPlanner(env, kind).build(jobs)
 	}
+	if err == nil && kind == actions.OpenMP {
+		inv.stabilize(plan, opts, header, tempDir)
+	}
 	var ue *UnrecognizedError
 	if errors.As(err, &ue) && syclbin != nil {
 		// clang cannot run -fsyclbin: there is nothing to fall back to.

@@ -53,6 +53,10 @@ type Options struct {
 	JobTrace string
 	// NoCache is --no-cache: neither read nor write the build cache.
 	NoCache bool
+	// ClangKernelNames is --no-offload-stable-names: OpenMP kernels are
+	// named as clang names them, after the source files' device and
+	// inode numbers, not after their paths (see stableNames).
+	ClangKernelNames bool
 	// RemoteExec is --remote-exec=URL: send device jobs to the build
 	// farm on that Redis server ("" falls back to $OFFCC_REMOTE_EXEC;
 	// --no-remote-exec sets NoRemoteExec).
@@ -144,6 +148,8 @@ var offccOptions = []offccOption{
 		return nil
 	}},
 	{"--no-cache", options.Flag, set(func(o *Options) { o.NoCache = true })},
+	{"--no-offload-stable-names", options.Flag, set(func(o *Options) { o.ClangKernelNames = true })},
+	{"--offload-stable-names", options.Flag, set(func(o *Options) { o.ClangKernelNames = false })},
 	{"--remote-exec=", options.Joined, func(o *Options, v string) error {
 		if v == "" {
 			return fmt.Errorf("--remote-exec= needs a redis:// URL")
