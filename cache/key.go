@@ -101,6 +101,12 @@ type actionKey struct {
 	// clang derives from each source file's device and inode numbers
 	// (__omp_offloading_<dev>_<ino>_...): those numbers are keyed too.
 	frontEndOpenMP bool
+	// stableNames: an OpenMP front end offcc runs with stable kernel
+	// names (in a directory of its own, with -working-directory): the
+	// files it names relatively give names by path, not by inode, so
+	// only a result whose names still hold inodes (of files named by
+	// absolute paths) keys them (see candidate.Inodes).
+	stableNames bool
 	// searchDirs are the include search directories, in search order,
 	// for direct mode's shadowing check.
 	searchDirs []string
@@ -127,6 +133,8 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		s.keyTool(&k, a.Command)
 	}
 	isCC1 := len(a.Command) > 1 && (a.Command[1] == "-cc1" || a.Command[1] == "-cc1as")
+	// (Only offcc's stable-names rewrite runs a compile elsewhere.)
+	stable := isCC1 && a.Dir != ""
 
 	// Temporaries are named by role: their random names must not reach
 	// the key, their contents do through the input lines.
@@ -147,6 +155,12 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	outRole := map[string]string{}
 	for i, f := range a.Outputs {
 		outRole[f.Path] = fmt.Sprintf("@out%d", i)
+		if stable && !filepath.IsAbs(f.Path) {
+			// (The stable-names rewrite names outputs absolutely.)
+			if abs, err := filepath.Abs(f.Path); err == nil {
+				outRole[abs] = outRole[f.Path]
+			}
+		}
 		if inProcess {
 			repl[f.Path] = outRole[f.Path]
 		}
@@ -199,10 +213,15 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 		if strings.Contains(arg, temp) || arg == s.tempDir {
 			return nil, "names a temporary file its plan does not list"
 		}
-		if isCC1 && argv[i-1] == "-o" {
+		if isCC1 && (argv[i-1] == "-o" || argv[i-1] == "-dependency-file") {
 			if r, ok := outRole[arg]; ok {
 				arg = r
 			}
+		}
+		if stable && argv[i-1] == "-working-directory" {
+			// clang finds files through it; their relative names, which
+			// reach the outputs, are keyed as the arguments spell them.
+			arg = "@wd"
 		}
 		if isCC1 && argv[i-1] == "-MT" && strings.HasPrefix(a.DepFile, temp) {
 			// The target of offcc's private dependency file, which only
@@ -276,7 +295,7 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 				continue
 			}
 			k.add(what, fmt.Sprint(i), name, "sha256="+fi.sum.String())
-			if frontEndOpenMP && what == "input" && !strings.HasPrefix(name, "@") {
+			if frontEndOpenMP && what == "input" && !strings.HasPrefix(name, "@") && (!stable || filepath.IsAbs(a.Command[len(a.Command)-1])) {
 				k.add("file-id", name, fmt.Sprintf("dev=%d ino=%d", fi.stat.Dev, fi.stat.Ino))
 			}
 		}
@@ -288,7 +307,7 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	if why := addFiles(a.Reads, "read"); why != "" {
 		return nil, why
 	}
-	ak := &actionKey{frontEndOpenMP: frontEndOpenMP && fromSource}
+	ak := &actionKey{frontEndOpenMP: frontEndOpenMP && fromSource, stableNames: stable}
 	if isCC1 {
 		ak.searchDirs = searchDirs(args())
 	}

@@ -34,6 +34,10 @@ type candidate struct {
 	// and would shadow one of its headers if they did.
 	Absent []string `json:"absent,omitempty"`
 	Result string   `json:"result"`
+	// Inodes: the result of an OpenMP front end with stable names still
+	// holds kernel names made from files' device and inode numbers, so
+	// the headers must be the same files, not only the same bytes.
+	Inodes bool `json:"inodes,omitempty"`
 }
 
 // header is one file the action read.
@@ -101,7 +105,7 @@ func (s *Session) candidateMismatch(c *candidate, ak *actionKey) string {
 			return fmt.Sprintf("header %s: %v", h.Path, fi.err)
 		case fi.sum != want:
 			return fmt.Sprintf("header %s changed (sha256 %s..., was %s...)", h.Path, fi.sum.String()[:12], h.Sum[:12])
-		case ak.frontEndOpenMP && (fi.stat.Dev != h.Stat.Dev || fi.stat.Ino != h.Stat.Ino):
+		case ak.frontEndOpenMP && (!ak.stableNames || c.Inodes) && (fi.stat.Dev != h.Stat.Dev || fi.stat.Ino != h.Stat.Ino):
 			return fmt.Sprintf("header %s is another file (inode), which OpenMP kernel names depend on", h.Path)
 		}
 	}
@@ -114,15 +118,16 @@ func (s *Session) candidateMismatch(c *candidate, ak *actionKey) string {
 }
 
 // resultKey is the second-level key: the first-level key and the headers
-// read.
-func resultKey(ak *actionKey, headers []header, absent []string) (Sum, string) {
+// read (for an OpenMP front end, which files they are where the result's
+// kernel names depend on it: inodes).
+func resultKey(ak *actionKey, headers []header, absent []string, inodes bool) (Sum, string) {
 	var k keyText
 	k.WriteString(ak.text)
 	// Never the first-level key itself, under which a manifest may be.
 	k.add("result")
 	for _, h := range headers {
 		k.add("header", h.Path, "sha256="+h.Sum)
-		if ak.frontEndOpenMP {
+		if ak.frontEndOpenMP && (!ak.stableNames || inodes) {
 			k.add("file-id", h.Path, fmt.Sprintf("dev=%d ino=%d", h.Stat.Dev, h.Stat.Ino))
 		}
 	}

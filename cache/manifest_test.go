@@ -108,7 +108,7 @@ func TestShadowPathsDirectoryPrefix(t *testing.T) {
 func TestResultKeyNotManifestKey(t *testing.T) {
 	ak := &actionKey{text: "version x\n"}
 	ak.sum = SumBytes([]byte(ak.text))
-	if rk, _ := resultKey(ak, nil, nil); rk == ak.sum {
+	if rk, _ := resultKey(ak, nil, nil, false); rk == ak.sum {
 		t.Fatal("resultKey with no headers equals the manifest key")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/atomicfile"
+	"github.com/offcc/offcc/internal/ompinfo"
 )
 
 // SessionOptions describe one build for its Session.
@@ -181,7 +182,7 @@ func (s *Session) Begin(ctx context.Context, a *actions.Action) actions.CachedRu
 // fits the files on disk.
 func (s *Session) lookupKey(a *actions.Action, ak *actionKey) (Sum, *candidate, bool) {
 	if a.DepFile == "" {
-		rk, _ := resultKey(ak, nil, nil)
+		rk, _ := resultKey(ak, nil, nil, false)
 		return rk, nil, true
 	}
 	e, err := s.store.Get(ak.sum)
@@ -315,7 +316,18 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		}
 		headers, absent = cand.Headers, cand.Absent
 	}
-	rk, _ := resultKey(ak, headers, absent)
+	inodes := false
+	if ak.frontEndOpenMP && ak.stableNames {
+		for _, out := range a.Outputs {
+			if data, err := os.ReadFile(out.Path); err != nil || ompinfo.InodeNamed(data) {
+				inodes = true
+			}
+		}
+		if cand != nil {
+			cand.Inodes = inodes
+		}
+	}
+	rk, _ := resultKey(ak, headers, absent, inodes)
 	rec := resultRecord{Kind: a.Kind.String(), Stdout: string(stdout), Stderr: string(stderr), Millis: time.Since(r.start).Milliseconds()}
 	recData, _ := json.Marshal(rec)
 	e := &Entry{Kind: KindResult, Record: recData}
