@@ -52,7 +52,7 @@ func TestEmbeddedSectionMatchesClang(t *testing.T) {
 	src := srcPath(t, "basic.c")
 	ours := filepath.Join(dir, "ours.o")
 	theirs := filepath.Join(dir, "theirs.o")
-	cmdSpec{dir: dir, env: []string{tmp}, name: c.cc, args: args(openmpHost, "-c", src, "-o", ours)}.mustRun(t)
+	cmdSpec{dir: dir, env: []string{tmp}, name: c.cc, args: args(openmpHost, c.clangNames(), "-c", src, "-o", ours)}.mustRun(t)
 	cmdSpec{dir: dir, env: []string{tmp}, name: refClang, args: args(openmpHost, "-c", src, "-o", theirs)}.mustRun(t)
 	if a, b := dumpOffloading(t, ours), dumpOffloading(t, theirs); !bytes.Equal(a, b) {
 		t.Fatalf(".llvm.offloading differs from clang's: %d bytes vs %d", len(a), len(b))

@@ -157,6 +157,16 @@ func getCompiler(t testing.TB) compiler {
 	return theComp
 }
 
+// clangNames returns the option that makes offcc name OpenMP kernels as
+// clang does (after the source files' inodes), for tests that compare its
+// objects with clang's byte for byte; nothing when clang is under test.
+func (c compiler) clangNames() []string {
+	if c.reference {
+		return nil
+	}
+	return []string{"--no-offload-stable-names"}
+}
+
 // offccOnly returns the compiler under test, skipping the test (saying
 // why) when clang stands in for offcc.
 func offccOnly(t testing.TB, why string) compiler {

@@ -28,7 +28,11 @@ func TestOffloadObjectsLikeClang(t *testing.T) {
 		var objs [][]byte
 		for _, cc := range []string{refClang, c.cc} {
 			out := filepath.Join(dir, filepath.Base(cc)+".o")
-			cmdSpec{dir: dir, env: []string{tmp}, name: cc, args: args(tc.flags, "-c", src, "-o", out)}.mustRun(t)
+			flags := tc.flags
+			if cc == c.cc {
+				flags = args(flags, c.clangNames())
+			}
+			cmdSpec{dir: dir, env: []string{tmp}, name: cc, args: args(flags, "-c", src, "-o", out)}.mustRun(t)
 			b, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
@@ -59,8 +63,12 @@ func TestOffloadProgramsLikeClang(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		for _, cc := range []string{refClang, c.cc} {
+			flags := tc.flags
+			if cc == c.cc {
+				flags = args(flags, c.clangNames())
+			}
 			cmdSpec{dir: dir, env: []string{tmp}, name: cc,
-				args: args(tc.flags, srcPath(t, "../../examples/hello_offload.c"), "-o", filepath.Base(cc)+".prog")}.mustRun(t)
+				args: args(flags, srcPath(t, "../../examples/hello_offload.c"), "-o", filepath.Base(cc)+".prog")}.mustRun(t)
 		}
 		theirs, _ := os.ReadFile(filepath.Join(dir, filepath.Base(refClang)+".prog"))
 		ours, _ := os.ReadFile(filepath.Join(dir, filepath.Base(c.cc)+".prog"))
