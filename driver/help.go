@@ -49,6 +49,12 @@ OFFCC OPTIONS:
                           in an offload binary) or DPC++'s version 2
   --offload-rdc           Alias of -fgpu-rdc
   --no-cache              Neither read nor write the build cache
+  --no-offload-stable-names
+                          Name OpenMP kernels as clang does, after the
+                          source files' device and inode numbers (objects
+                          then differ between checkouts); by default offcc
+                          names them after the files' paths, relative to
+                          the command or to $OFFCC_BASE_DIR
   --remote-exec=URL       Send device jobs (HIP, CUDA and SYCL compiles,
                           backends, device links) to the offcc workers of
                           the build farm on the Redis server URL, running
@@ -78,6 +84,9 @@ ENVIRONMENT:
                           changed since the last build (flag, input, header,
                           tool)
   OFFCC_PLAN_CACHE=0      do not cache clang's job lists
+  OFFCC_BASE_DIR=DIR      absolute paths under DIR count as relative to it
+                          (ccache's base_dir): OpenMP kernel names and
+                          cache keys then do not depend on where DIR lies
   OFFCC_REMOTE_CACHE=URL  share the build cache through the Redis server URL
                           (redis://[user:password@]host:port[/db]; a
                           "|readonly" suffix reads without writing)
