@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A project whose OpenMP kernels lie in the main file, in a header
@@ -315,5 +316,73 @@ func TestStableKernelNamesFallBack(t *testing.T) {
 	}
 	if p := runOffloadProgram(t, filepath.Join(ck, "build", "prog")); !strings.Contains(p.stdout, "x=42 kern=7 util=5") {
 		t.Errorf("the program printed %q", p.stdout)
+	}
+}
+
+// TestStableKernelNamesInodeHeaderCache: a kernel in a header found
+// through an absolute include directory keeps clang's inode name, so the
+// cache must not serve that result for another file with the same bytes:
+// a header replaced by a copy (a new inode) recompiles, and the object is
+// the one an uncached build gives.
+func TestStableKernelNamesInodeHeaderCache(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	ext := filepath.Join(filepath.Dir(w.dir), "ext")
+	writeTree(t, ext, map[string]string{"ext.h": `#pragma once
+static int ext_kernel(void) {
+  int v = 0;
+#pragma omp target map(tofrom: v)
+  v = 3;
+  return v;
+}
+`})
+	w.write(t, map[string]string{"k.c": `#include <omp.h>
+#include <stdio.h>
+#include "ext.h"
+int main(void) {
+  int dev = 0;
+#pragma omp target map(tofrom: dev)
+  dev = !omp_is_initial_device();
+  printf("on device: %s ext=%d\n", dev ? "yes" : "no", ext_kernel());
+  return 0;
+}
+`})
+	a := args(openmpHost, "-I"+ext, "-c", "k.c", "-o", "k.o")
+	w.build(t, a...)
+	names := kernelNames(t, w.path("k.o"))
+	inode := false
+	for _, n := range names {
+		if strings.Contains(n, "ext_kernel") && !strings.Contains(n, "deadf17e") {
+			inode = true
+		}
+	}
+	if !inode {
+		t.Fatalf("the kernel of a header found by an absolute path is named by path: %v", names)
+	}
+	_, evs := w.build(t, a...)
+	checkAllHits(t, "rebuild", evs)
+
+	// The same bytes in a new file.
+	h := filepath.Join(ext, "ext.h")
+	data := mustReadTB(t, h)
+	if err := os.WriteFile(h+".new", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(h+".new", h); err != nil { // (a new inode: the old one is in use until now)
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	_, evs = w.build(t, a...)
+	if len(clangMisses(evs)) == 0 {
+		t.Errorf("a header that is another file (inode) gave cache hits:\n%s", listEvents(evs))
+	}
+	cached := mustReadTB(t, w.path("k.o"))
+	cmdSpec{dir: w.dir, env: w.env, name: w.c.cc, args: args(openmpHost, "--no-cache", "-I"+ext, "-c", "k.c", "-o", "ref.o")}.mustRun(t)
+	if !bytes.Equal(cached, mustReadTB(t, w.path("ref.o"))) {
+		t.Errorf("the rebuilt object differs from an uncached build's")
+	}
+	cmdSpec{dir: w.dir, env: w.env, name: w.c.cc, args: args(openmpHost, "k.o", "-o", "prog")}.mustRun(t)
+	if r := runOffloadProgram(t, w.path("prog")); !strings.Contains(r.stdout, "ext=3") {
+		t.Errorf("the program printed %q", r.stdout)
 	}
 }
