@@ -245,6 +245,10 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	if a.Argv0 != "" {
 		k.add("argv0", a.Argv0)
 	}
+	if a.DiagnosticDir != "" {
+		// (Named in the diagnostics and dependency files written.)
+		k.add("diagnostic-dir", a.DiagnosticDir)
+	}
 	for _, kv := range a.Env {
 		k.add("action-env", kv)
 	}

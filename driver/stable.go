@@ -245,16 +245,47 @@ func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, s
 		return fe, err.Error()
 	}
 	cmd := append([]string(nil), argv[:2]...)
+	// The user's maps of paths under the base directory, for the names
+	// clang now has for them.
+	userMaps := map[int]string{}
+	baseMap := map[int]bool{}
 	if useBase {
+		for i, arg := range args {
+			id := arg.Option.ID
+			if id != "fdebug_prefix_map_EQ" && id != "fmacro_prefix_map_EQ" {
+				continue
+			}
+			old, new, ok := strings.Cut(arg.Value(), "=")
+			if !ok || !filepath.IsAbs(old) || !under(filepath.Clean(old), s.base) {
+				continue
+			}
+			from := name(old)
+			switch {
+			case from == ".":
+				// The base directory itself: clang's path goes on with
+				// "/" unless the map's prefix ended with one.
+				from = ""
+				if !strings.HasSuffix(old, "/") {
+					new += "/"
+				}
+				baseMap[i] = id == "fdebug_prefix_map_EQ"
+			case strings.HasSuffix(old, "/"):
+				from += "/"
+			}
+			userMaps[i] = arg.Spelling + from + "=" + new
+		}
 		// The debug information and __FILE__ name the files the user
 		// named: clang's relative names map back under the base
-		// directory, absolute ones stay. User maps come later on the
-		// command line and win (-fdebug-prefix-map: the last match;
-		// -fmacro-prefix-map: the longest prefix, which theirs are).
-		cmd = append(cmd, "-fdebug-prefix-map="+"="+s.base+"/", "-fdebug-prefix-map=/=/",
-			"-fmacro-prefix-map="+"="+s.base+"/", "-fmacro-prefix-map=/=/")
+		// directory, absolute ones stay ("/" maps to itself). The
+		// user's maps win: -fdebug-prefix-map takes the last match, so
+		// ours come first; -fmacro-prefix-map the longest prefix, the
+		// first given of equal ones, so ours come last.
+		cmd = append(cmd, "-fdebug-prefix-map="+"="+s.base+"/", "-fdebug-prefix-map=/=/")
 	}
-	for _, arg := range args {
+	// absMaps are the user's -fdebug-prefix-map words of absolute paths
+	// so far.
+	var absMaps []string
+	for i, arg := range args {
 		words := arg.Words(argv[2:])
 		id := arg.Option.ID
 		if why, ok := refusedOptions[id]; ok {
@@ -269,17 +300,21 @@ func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, s
 			if useBase {
 				words = replaceValue(arg, words, absolute(arg.Value()))
 			}
-		case useBase && (id == "fdebug_prefix_map_EQ" || id == "fmacro_prefix_map_EQ"):
-			// A user map of an absolute path under the base directory
-			// also maps the name clang now has for it.
-			if old, new, ok := strings.Cut(arg.Value(), "="); ok && filepath.IsAbs(old) && under(filepath.Clean(old), s.base) {
-				cmd = append(cmd, words...)
-				rel := name(old)
-				if rel == "." {
-					rel = ""
-				}
-				words = []string{arg.Spelling + rel + "=" + new}
+		case userMaps[i] != "":
+			// The map stays for the absolute paths clang still sees
+			// (the compilation directory), and maps the relative names.
+			if id == "fdebug_prefix_map_EQ" {
+				absMaps = append(absMaps, words...)
 			}
+			words = append(slices.Clone(words), userMaps[i])
+			if baseMap[i] {
+				// A map of every relative name, which would match
+				// absolute ones too: "/" maps to itself after it, and
+				// the user's maps of absolute paths so far again.
+				words = append(append(words, "-fdebug-prefix-map=/=/"), absMaps...)
+			}
+		case useBase && id == "fdebug_prefix_map_EQ":
+			absMaps = append(absMaps, words...)
 		default:
 			switch arg.Option.Value {
 			case options.ReadFile, options.WriteFile, options.SearchDir, options.WriteDir:
@@ -290,6 +325,9 @@ func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, s
 			}
 		}
 		cmd = append(cmd, words...)
+	}
+	if useBase {
+		cmd = append(cmd, "-fmacro-prefix-map=/=/", "-fmacro-prefix-map="+"="+s.base+"/")
 	}
 	cmd = append(cmd, "-working-directory", wd, "-x", lang, name(input))
 	fe.command = cmd

@@ -62,8 +62,8 @@ func TestStabilizeBaseDir(t *testing.T) {
 		"-working-directory /w/proj", "-o /w/proj/build/k.bc",
 		// __FILE__ and the debug information map back; the user's map
 		// also maps the relative name, after (so it wins).
-		"-cc1 -fdebug-prefix-map==/w/proj/ -fdebug-prefix-map=/=/ -fmacro-prefix-map==/w/proj/ -fmacro-prefix-map=/=/",
-		"-fmacro-prefix-map=/w/proj/src=SRC -fmacro-prefix-map=src=SRC",
+		"-cc1 -fdebug-prefix-map==/w/proj/ -fdebug-prefix-map=/=/ -I",
+		"-fmacro-prefix-map=/w/proj/src=SRC -fmacro-prefix-map=src=SRC", "-fmacro-prefix-map=/=/ -fmacro-prefix-map==/w/proj/ -working-directory",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the command lacks %q:\n%s", want, got)
@@ -111,6 +111,38 @@ func TestClangMajor(t *testing.T) {
 	} {
 		if got := clangMajor(tc.header); got != tc.want {
 			t.Errorf("clangMajor(%q) = %d, want %d", tc.header, got, tc.want)
+		}
+	}
+}
+
+// TestStabilizeUserMapsBase: a user map of the base directory itself
+// replaces offcc's, with the separator clang's absolute path had.
+func TestStabilizeUserMapsBase(t *testing.T) {
+	s := stableNames{cwd: "/w/proj/build", base: "/w/proj", runDir: "/r"}
+	for _, tc := range []struct{ user, want string }{
+		{"-ffile-prefix-map=/w/proj=.", "=./"},
+		{"-ffile-prefix-map=/w/proj/=", "="},
+		{"-ffile-prefix-map=/w/proj/=x/", "=x/"},
+	} {
+		_, mapping, _ := strings.Cut(tc.user, "=")
+		host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-fdebug-prefix-map="+mapping, "-fmacro-prefix-map="+mapping,
+			"-o", "k.bc", "-x", "c", "/w/proj/src/k.c")
+		if why := s.stabilize(&actions.Graph{Actions: []*actions.Action{host}}); why != "" {
+			t.Fatal(why)
+		}
+		got := strings.Join(host.Command, " ")
+		// The user's map of the base directory comes after offcc's
+		// (-fdebug-prefix-map: the last match wins), with "/" mapped to
+		// itself after it; before offcc's (-fmacro-prefix-map: the first
+		// of equal prefixes wins).
+		for _, want := range []string{
+			"-fdebug-prefix-map==/w/proj/ -fdebug-prefix-map=/=/ -fdebug-prefix-map=" + mapping + " -fdebug-prefix-map=" + tc.want +
+				" -fdebug-prefix-map=/=/ -fdebug-prefix-map=" + mapping + " ",
+			"-fmacro-prefix-map=" + mapping + " -fmacro-prefix-map=" + tc.want + " -o /w/proj/build/k.bc -fmacro-prefix-map=/=/ -fmacro-prefix-map==/w/proj/ ",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: no %q: %s", tc.user, want, got)
+			}
 		}
 	}
 }

@@ -240,6 +240,11 @@ func TestStableKernelNamesShowRealFiles(t *testing.T) {
 		{"relative", ck, []string{tmp}, []string{"-Iinclude", "src/main.c"}},
 		{"absolute-base-dir", build, []string{tmp, "OFFCC_BASE_DIR=" + ck},
 			[]string{"-I" + filepath.Join(ck, "include"), filepath.Join(ck, "src/main.c")}},
+		// The user's own maps: of the base directory, and of a directory
+		// under it.
+		{"absolute-base-dir-mapped", build, []string{tmp, "OFFCC_BASE_DIR=" + ck},
+			[]string{"-ffile-prefix-map=" + ck + "=.", "-fdebug-prefix-map=" + filepath.Join(ck, "include") + "/=INC/",
+				"-I" + filepath.Join(ck, "include"), filepath.Join(ck, "src/main.c")}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			type built struct {
