@@ -259,6 +259,50 @@ for ((i = 1; i <= RUNS; i++)); do
 	echo "bench: run $i/$RUNS: $line" >&2
 done
 
+# --- 1b. another build directory, another checkout ---------------------------
+# The heavy TU as a checkout (src/bench.c, src/host_only.h). Situations:
+#   a warm rebuild in a fresh build directory under a new -o, with absolute
+#   paths as CMake writes them: offcc with OFFCC_BASE_DIR, ccache in front
+#   of clang-22 with CCACHE_BASEDIR, each cache filled by a first build from
+#   another build directory (untimed);
+#   a second checkout at another path (a fresh copy each run), the relative
+#   command from its root, with the cache of a build of the first checkout.
+loc=$work/loc
+mkdir -p "$loc/ckA/src"
+cp "$work/tu/bench.c" "$work/tu/host_only.orig" "$loc/ckA/src/"
+mv "$loc/ckA/src/host_only.orig" "$loc/ckA/src/host_only.h"
+largs=(-fopenmp -O2 -c "--offload-arch=$ARCHS" -nogpulib)
+# abs_build <dir> <out> <cmd...>: the CMake-style compile from dir.
+abs_build() { local d=$1 o=$2; shift 2; mkdir -p "$d/$(dirname "$o")" && (cd "$d" && "$@" "${largs[@]}" "$loc/ckA/src/bench.c" -o "$o"); }
+# rel_build <checkout> <cmd...>: the relative compile from a checkout's root.
+rel_build() { local d=$1; shift; (cd "$d" && "$@" "${largs[@]}" src/bench.c -o bench.o); }
+echo "bench: another build directory, another checkout: $RUNS runs" >&2
+if [ "$has_cache" = 1 ]; then
+	with_env OFFCC_CACHE_DIR="$oc/loc" OFFCC_BASE_DIR="$loc/ckA" -- abs_build "$loc/ckA/build0" CMakeFiles/b.dir/bench.c.o "$OFFCC"
+	with_env OFFCC_CACHE_DIR="$oc/loc-ck" -- rel_build "$loc/ckA" "$OFFCC"
+	cp -a "$oc/loc-ck" "$oc/loc-ck-primed"
+fi
+with_env CCACHE_DIR="$cc/loc" CCACHE_BASEDIR="$loc/ckA" -- abs_build "$loc/ckA/build0" CMakeFiles/b.dir/bench.c.o "$CCACHE" "$CLANG"
+with_env CCACHE_DIR="$cc/loc-ck" -- rel_build "$loc/ckA" "$CCACHE" "$CLANG"
+cp -a "$cc/loc-ck" "$cc/loc-ck-primed"
+for ((i = 1; i <= RUNS; i++)); do
+	line=""
+	if [ "$has_cache" = 1 ]; then
+		time_one "$(t l_fresh)" with_env OFFCC_CACHE_DIR="$oc/loc" OFFCC_BASE_DIR="$loc/ckA" -- abs_build "$loc/ckA/b-off$i" "CMakeFiles/o$i.dir/bench.c.o" "$OFFCC"
+		restore "$oc/loc-ck2" "$oc/loc-ck-primed"
+		restore "$loc/ck-off$i" "$loc/ckA"
+		time_one "$(t l_ck2)" with_env OFFCC_CACHE_DIR="$oc/loc-ck2" -- rel_build "$loc/ck-off$i" "$OFFCC"
+		cmp -s "$loc/ck-off$i/bench.o" "$loc/ckA/bench.o" || { echo "bench: the second checkout's object differs from the first's" >&2; exit 1; }
+		line+="offcc fresh dir $(tail -1 "$(t l_fresh)" | cut -d' ' -f1)s, second checkout $(tail -1 "$(t l_ck2)" | cut -d' ' -f1)s, "
+	fi
+	time_one "$(t l_cc_fresh)" with_env CCACHE_DIR="$cc/loc" CCACHE_BASEDIR="$loc/ckA" -- abs_build "$loc/ckA/b-cc$i" "CMakeFiles/o$i.dir/bench.c.o" "$CCACHE" "$CLANG"
+	restore "$cc/loc-ck2" "$cc/loc-ck-primed"
+	restore "$loc/ck-cc$i" "$loc/ckA"
+	time_one "$(t l_cc_ck2)" with_env CCACHE_DIR="$cc/loc-ck2" -- rel_build "$loc/ck-cc$i" "$CCACHE" "$CLANG"
+	line+="ccache fresh dir $(tail -1 "$(t l_cc_fresh)" | cut -d' ' -f1)s, second checkout $(tail -1 "$(t l_cc_ck2)" | cut -d' ' -f1)s"
+	echo "bench: run $i/$RUNS: $line" >&2
+done
+
 # --- 2. the multi-TU project ------------------------------------------------
 proj=$work/proj
 mkdir "$proj"
@@ -502,6 +546,23 @@ if [ "$has_cache" = 1 ]; then
 	echo "- offcc host-only edit: \`$(offcc_stats "$oc/edit")\`"
 	[ "$cco" = 1 ] && echo "- offcc under ccache, warm: \`$(offcc_stats "$oc/ccache-warm")\`"
 fi
+echo
+echo "Another build directory and another checkout, the heavy TU (median of $RUNS runs$note): a warm rebuild in a fresh build directory under a new \`-o\`, with absolute paths as CMake writes them (offcc: \`OFFCC_BASE_DIR\`, ccache: \`CCACHE_BASEDIR\`, each with the cache of a build from another directory); a second checkout at another path, the relative command from its root, with the cache of the first checkout's build."
+echo
+echo "| compiler, situation | wall (s) | CPU user+sys (s) | wall ratio | CPU ratio | ratio to |"
+echo "|---|---:|---:|---:|---:|---|"
+if [ "$has_cache" = 1 ]; then
+	row "offcc, fresh build directory, new \`-o\`" l_fresh clang "clang-22"
+	row "offcc, second checkout" l_ck2 clang "clang-22"
+fi
+row "ccache + clang-22, fresh build directory, new \`-o\`" l_cc_fresh clang "clang-22"
+row "ccache + clang-22, second checkout" l_cc_ck2 clang "clang-22"
+if [ "$has_cache" = 1 ]; then
+	echo
+	echo "- offcc fresh build directories: \`$(offcc_stats "$oc/loc")\`"
+	echo "- offcc second checkout (last run): \`$(offcc_stats "$oc/loc-ck2")\`"
+fi
+echo "- ccache fresh build directories: $(ccache_outcome "$cc/loc"); second checkout (last run): $(ccache_outcome "$cc/loc-ck2")"
 echo
 echo "Project: $TUS C files ($nk with $TU_KERNELS target regions each, main.c), a shared header, \`$flags\`, linked into a program; \`make -j$JOBS\` after \`make clean\` (caches kept); median of $RUNS runs$note."
 echo
