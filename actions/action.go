@@ -143,10 +143,14 @@ type Action struct {
 	// DepFile names a Makefile-style dependency file the command writes;
 	// when the action succeeds, the files it lists become Discovered.
 	DepFile string
+	// IncludeGraph, when set, names the header dependency graph the
+	// command writes for offcc beside a DepFile that leaves out system
+	// headers (the user's -MMD file): when the action succeeds, the files
+	// it names become Discovered too (see ReadDiscovered).
+	IncludeGraph *IncludeGraph
 	// UnknownReads, when not empty, says why the action reads files that
-	// neither planning nor DepFile lists (the user's -MMD file leaves out
-	// system headers; a dependency file on /dev is not read back): its
-	// reads cannot all be known.
+	// neither planning nor DepFile lists (a dependency file on /dev is not
+	// read back): its reads cannot all be known.
 	UnknownReads string
 	// FallbackReason, for a Fallback action that offcc could not plan,
 	// says why the command line went to clang's driver whole.

@@ -641,7 +641,7 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 			r.err = FinishDepFiles(a)
 		}
 		if r.err == nil && a.DepFile != "" {
-			a.Discovered, r.err = ReadDepFile(a.DepFile)
+			a.Discovered, r.err = ReadDiscovered(a)
 		}
 	default:
 		dsh, flush := sh.forDiagnostics(a)
@@ -651,7 +651,7 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 			r.err = FinishDepFiles(a)
 		}
 		if r.err == nil && a.DepFile != "" {
-			a.Discovered, r.err = ReadDepFile(a.DepFile)
+			a.Discovered, r.err = ReadDiscovered(a)
 		}
 	}
 	if r.err != nil {

@@ -85,7 +85,9 @@ func (s *Session) uncacheableWith(a *actions.Action, args func() []*options.Arg)
 		}
 	}
 	for _, arg := range args() {
-		if why := arg.Option.Uncacheable; why != "" {
+		// (offcc's own private outputs, such as the -MMD compile's
+		// include graph, are outputs like any other.)
+		if why := arg.Option.Uncacheable; why != "" && !a.PrivateOutput(arg.Value()) {
 			return why
 		}
 	}

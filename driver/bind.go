@@ -2,11 +2,13 @@ package driver
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/target"
 )
@@ -69,8 +71,10 @@ func (p *planner) bindCC1(j *clangJob, c *cc1Job, kind actions.Kind) error {
 }
 
 // bindDepFile makes the compile list the headers it reads. The host compile
-// keeps the user's dependency file (-MD) and offcc reads it back; every
-// other compile that preprocesses writes one to the temporary directory.
+// keeps the user's dependency file and offcc reads it back; every other
+// compile that preprocesses writes one to the temporary directory. A
+// user's file that leaves out system headers (-MMD) stays clang's, and the
+// compile also writes an include graph for offcc (see bindIncludeGraph).
 // Device compiles never write the user's file (clang 22 still lets the
 // device compile for the host's own triple write it).
 func (p *planner) bindDepFile(j *clangJob, c *cc1Job, a *actions.Action) error {
@@ -91,9 +95,9 @@ func (p *planner) bindDepFile(j *clangJob, c *cc1Job, a *actions.Action) error {
 			if c.preprocesses() {
 				a.UnknownReads = "its headers go to a dependency file offcc cannot read back"
 			}
-		case !slices.Contains(a.Command, "-sys-header-deps"):
+		case !slices.Contains(a.Command, "-sys-header-deps") && c.preprocesses():
 			a.DepFile = c.depFile
-			a.UnknownReads = "-MMD (its dependency file leaves out system headers; -MD does not)"
+			p.bindIncludeGraph(c, a)
 		default:
 			a.DepFile = c.depFile
 		}
@@ -102,17 +106,91 @@ func (p *planner) bindDepFile(j *clangJob, c *cc1Job, a *actions.Action) error {
 	if !c.preprocesses() {
 		return nil
 	}
-	like := c.output
-	if like == "" {
-		like = c.input + ".o"
-	}
-	d := p.temp(like, ".d")
+	d := p.temp(depLike(c), ".d")
 	a.Outputs = append(a.Outputs, d)
 	a.DepFile = d.Path
-	n := len(a.Command)
-	tail := append([]string(nil), a.Command[n-3:]...)
-	a.Command = append(append(a.Command[:n-3], "-dependency-file", d.Path, "-MT", like, "-sys-header-deps"), tail...)
+	a.Command = beforeInput(a.Command, "-dependency-file", d.Path, "-MT", depLike(c), "-sys-header-deps")
 	return nil
+}
+
+// depLike is the name offcc's files for a compile are named after: its
+// output, or its input's object.
+func depLike(c *cc1Job) string {
+	if c.output != "" {
+		return c.output
+	}
+	return c.input + ".o"
+}
+
+// beforeInput returns the cc1 command argv with args inserted before the
+// "-x LANG INPUT" it ends with.
+func beforeInput(argv []string, args ...string) []string {
+	n := len(argv)
+	out := make([]string, 0, n+len(args))
+	out = append(out, argv[:n-3]...)
+	out = append(out, args...)
+	return append(out, argv[n-3:]...)
+}
+
+// includeSearchOptions are the cc1 options naming the directories a
+// -include or -imacros file is looked for in (after the working
+// directory).
+var includeSearchOptions = []string{
+	"I", "iquote", "isystem", "idirafter", "internal_isystem", "internal_externc_isystem",
+	"c_isystem", "cxx_isystem", "objc_isystem", "objcxx_isystem", "isystem_after",
+}
+
+// bindIncludeGraph makes a compile whose dependency file (the user's, as
+// -MMD writes it) leaves out system headers also write an include graph
+// (-dependency-dot) to the temporary directory: with the dependency file
+// it names every file the compile reads (see actions.IncludeGraph). clang
+// 22's other list, -header-include-file (-H's), leaves out system headers
+// as the dependency file does unless -sys-header-deps, which would change
+// the user's file. The user's file is clang's, byte for byte, and is
+// restored as written on a hit. The compile stays uncacheable where the
+// graph cannot be had or does not cover its reads.
+func (p *planner) bindIncludeGraph(c *cc1Job, a *actions.Action) {
+	n := len(a.Command)
+	args, err := options.ClangCC1().Parse(a.Command[2 : n-3])
+	if err != nil {
+		a.UnknownReads = "-MMD (its dependency file leaves out system headers): " + err.Error()
+		return
+	}
+	g := &actions.IncludeGraph{Sysroot: "/"}
+	var forced, dirs []string
+	for _, arg := range args {
+		switch {
+		case arg.Is("dependency_dot"):
+			a.UnknownReads = "-MMD (its dependency file leaves out system headers) with -dependency-dot"
+			return
+		case arg.Is("include_pch") || arg.Is("fmodule_file"):
+			// clang lists the headers a precompiled header or module
+			// was built from in the dependency file only; the system
+			// ones nowhere under -MMD.
+			a.UnknownReads = "-MMD (its dependency file leaves out system headers) with a precompiled header or module"
+			return
+		case arg.Is("isysroot"):
+			g.Sysroot = arg.Value()
+		case arg.Is("include") || arg.Is("imacros"):
+			forced = append(forced, arg.Value())
+		case slices.ContainsFunc(includeSearchOptions, arg.Is):
+			dirs = append(dirs, arg.Value())
+		}
+	}
+	for _, f := range forced {
+		g.Forced = append(g.Forced, f)
+		if filepath.IsAbs(f) {
+			continue
+		}
+		for _, d := range dirs {
+			g.Forced = append(g.Forced, filepath.Join(d, f))
+		}
+	}
+	dot := p.temp(depLike(c), ".dot")
+	g.Path = dot.Path
+	a.Outputs = append(a.Outputs, dot)
+	a.IncludeGraph = g
+	a.Command = beforeInput(a.Command, "-dependency-dot", dot.Path)
 }
 
 // withoutDepOptions removes the dependency-file options from a cc1
