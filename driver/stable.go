@@ -294,6 +294,11 @@ func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, s
 		switch {
 		case arg.IsUnknown() || arg.IsInput():
 			return fe, fmt.Sprintf("the compile has an argument offcc cannot read: %s", arg.Value())
+		case (id == "include" || id == "imacros") && useBase && !filepath.IsAbs(arg.Value()) && !exists(filepath.Join(s.cwd, arg.Value())):
+			// clang looks a relative forced include up in the working
+			// directory, then in the include path: not in the working
+			// directory, it is left for the include path (clang's own
+			// -include __clang_openmp_device_functions.h).
 		case namingOptions[id]:
 			words = replaceValue(arg, words, name(arg.Value()))
 		case id == "o":
@@ -372,4 +377,10 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 	if why != "" && opts.Verbose {
 		fmt.Fprintf(inv.Stderr, "%s: note: OpenMP kernels keep clang's names (after the source files' inodes): %s\n", inv.prog(), why)
 	}
+}
+
+// exists reports whether a file exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -391,3 +391,33 @@ int main(void) {
 		t.Errorf("the program printed %q", r.stdout)
 	}
 }
+
+// TestStableKernelNamesAMDGPUBaseDir: AMD GPU device compiles (which
+// clang gives -include __clang_openmp_device_functions.h, found through
+// the include path) have stable names under OFFCC_BASE_DIR too, from a
+// build directory inside the base directory and from one outside it.
+func TestStableKernelNamesAMDGPUBaseDir(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "stable kernel names are offcc's")
+	_, tmp := tmpEnv(t)
+	root := t.TempDir()
+	files := stableProjectNoFile()
+	var objs [][]byte
+	for i, ck := range []string{filepath.Join(root, "a", "proj"), filepath.Join(root, "b", "c", "proj")} {
+		writeTree(t, ck, files)
+		build := filepath.Join(ck, "build")
+		if i == 1 {
+			build = filepath.Join(root, "out-of-tree")
+			os.MkdirAll(build, 0o755)
+		}
+		obj := filepath.Join(build, "main.o")
+		cmdSpec{dir: build, env: []string{tmp, "OFFCC_BASE_DIR=" + ck}, name: c.cc,
+			args: args("-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-O2", "--no-cache",
+				"-I"+filepath.Join(ck, "include"), "-c", filepath.Join(ck, "src/main.c"), "-o", obj)}.mustRun(t)
+		checkStableKernels(t, ck, obj)
+		objs = append(objs, mustReadTB(t, obj))
+	}
+	if !bytes.Equal(objs[0], objs[1]) {
+		t.Errorf("the checkouts' objects differ (%d and %d bytes)", len(objs[0]), len(objs[1]))
+	}
+}
