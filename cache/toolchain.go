@@ -53,31 +53,48 @@ var VolatileEnv = map[string]bool{
 //   - the working directory, argv0, every argument and the environment
 //     less VolatileEnv.
 func PlanKeyText(clang, argv0 string, args, env []string) (string, bool) {
-	exe, err := filepath.EvalSymlinks(clang)
-	if err != nil {
-		return "", false
-	}
-	if exe, err = filepath.Abs(exe); err != nil {
-		return "", false
-	}
-	fi, err := os.Stat(exe)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return "", false
 	}
-	var k keyText
-	k.add("version", PlanVersion)
-	k.add("clang", exe, fileIdentity(fi))
-	for _, lib := range DriverLibraries(exe) {
-		k.add("library", lib...)
+	f, ok := NewPlanFacts(clang, argv0, args, env)
+	if !ok {
+		return "", false
 	}
-	k.add("cwd", cwd)
-	k.add("argv0", argv0)
-	for _, a := range args {
-		k.add("arg", a)
+	return f.Text(cwd, args, env), true
+}
+
+// PlanFacts are the facts of a plan key that do not come from the command
+// line as written: clang, its libraries, and the configuration files and
+// installations it finds (see PlanKeyText). Text joins them with the
+// working directory, the arguments and the environment, so that one
+// invocation can be keyed as it is and with placeholders for where it
+// runs while reading the disk once.
+type PlanFacts struct {
+	argv0      string
+	head, tail string
+}
+
+// NewPlanFacts reads the facts for an invocation of clang as argv0 with
+// args and env: the files are found from the arguments as written. It
+// reports false when clang cannot be found.
+func NewPlanFacts(clang, argv0 string, args, env []string) (*PlanFacts, bool) {
+	exe, err := filepath.EvalSymlinks(clang)
+	if err != nil {
+		return nil, false
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return nil, false
+	}
+	fi, err := os.Stat(exe)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	var head keyText
+	head.add("version", PlanVersion)
+	head.add("clang", exe, fileIdentity(fi))
+	for _, lib := range DriverLibraries(exe) {
+		head.add("library", lib...)
 	}
 	getenv := map[string]string{}
 	sorted := append([]string{}, env...)
@@ -85,15 +102,37 @@ func PlanKeyText(clang, argv0 string, args, env []string) (string, bool) {
 	for _, kv := range sorted {
 		name, value, _ := strings.Cut(kv, "=")
 		getenv[name] = value
+	}
+	var tail keyText
+	exeDir := filepath.Dir(exe)
+	tail.keyConfig(exeDir, argv0, args, getenv)
+	tail.keyGCC(exeDir, args)
+	tail.keyOffload(exeDir, args, getenv)
+	return &PlanFacts{argv0: argv0, head: head.String(), tail: tail.String()}, true
+}
+
+// Text returns the key text of the facts with the working directory cwd,
+// the arguments args and the environment env (less VolatileEnv), each
+// keyed as given: PlanKeyText passes them as they are, the plan cache
+// with placeholders where a plan does not depend on their values.
+func (f *PlanFacts) Text(cwd string, args, env []string) string {
+	var k keyText
+	k.WriteString(f.head)
+	k.add("cwd", cwd)
+	k.add("argv0", f.argv0)
+	for _, a := range args {
+		k.add("arg", a)
+	}
+	sorted := append([]string{}, env...)
+	sort.Strings(sorted)
+	for _, kv := range sorted {
+		name, _, _ := strings.Cut(kv, "=")
 		if !VolatileEnv[name] {
 			k.add("env", kv)
 		}
 	}
-	exeDir := filepath.Dir(exe)
-	k.keyConfig(exeDir, argv0, args, getenv)
-	k.keyGCC(exeDir, args)
-	k.keyOffload(exeDir, args, getenv)
-	return k.String(), true
+	k.WriteString(f.tail)
+	return k.String()
 }
 
 // keyText accumulates PlanKeyText. Values are quoted, so that no value can

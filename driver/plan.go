@@ -260,13 +260,17 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 		args = append(args, a)
 	}
 	args = append(args, "-###")
-	var key string
+	var query *planQuery
 	cacheable := cache != nil
 	if cacheable {
-		key, cacheable = cache.key(clang, inv.prog(), args, inv.Env)
+		cwd, err := os.Getwd()
+		cacheable = err == nil
+		if cacheable {
+			query, cacheable = cache.query(clang, inv.prog(), args, inv.Env, cwd, inv.getenv("OFFCC_BASE_DIR"))
+		}
 	}
 	if cacheable {
-		if out, ok := cache.load(key, tempDir); ok {
+		if out, ok := cache.lookup(query, tempDir); ok {
 			header, jobs, err := parseHashHashHash(out, 0)
 			if err == nil && sourcesExist(jobs, tempDir) {
 				return header, jobs, nil
@@ -295,7 +299,7 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 	}
 	header, jobs, err = parseHashHashHash(out.String(), code)
 	if err == nil && cacheable {
-		cache.store(key, tempDir, out.String())
+		cache.save(query, tempDir, out.String())
 	}
 	return header, jobs, err
 }
