@@ -84,7 +84,11 @@ func (c *planCache) query(clang, argv0 string, args, env []string, cwd, base str
 	if !ok {
 		return nil, false
 	}
-	q := &planQuery{exact: planKey(facts.Text(cwd, args, env)), at: newPlanPlaces(args, cwd, base)}
+	at := newPlanPlaces(args, cwd, base)
+	// The LLVM installation is keyed by its facts: its paths may lie
+	// beside the working directory.
+	at.toolRoot = filepath.Dir(filepath.Dir(clang)) + "/"
+	q := &planQuery{exact: planKey(facts.Text(cwd, args, env)), at: at}
 	if q.at.active() {
 		q.moved = planKey(facts.Text(q.at.keyCwd(), q.at.keyArgs, q.at.keyEnv(env)))
 	}
@@ -221,6 +225,17 @@ type planPlaces struct {
 	// parent is the working directory's parent when it must not appear
 	// in a job (no argument names it), else "".
 	parent string
+	// toolRoot is the LLVM installation's directory, with a trailing
+	// slash: paths in it may name the parent.
+	toolRoot string
+}
+
+// withoutToolPaths returns s with the LLVM installation's paths removed.
+func (p *planPlaces) withoutToolPaths(s string) string {
+	if p.toolRoot == "" || p.toolRoot == "/" || !strings.Contains(s, p.toolRoot) {
+		return s
+	}
+	return strings.ReplaceAll(s, p.toolRoot, "")
 }
 
 // newPlanPlaces finds the places of a command line run in cwd with base.
@@ -630,7 +645,7 @@ func renderHash(argv []string) string {
 // mentions reports whether a line that is not a job names a place.
 func (p *planPlaces) mentions(text string) bool {
 	for _, v := range []string{p.cwd, p.base, p.parent} {
-		if v != "" && strings.Contains(text, v) {
+		if v != "" && strings.Contains(p.withoutToolPaths(text), v) {
 			return true
 		}
 	}
@@ -647,7 +662,7 @@ func (p *planPlaces) mentions(text string) bool {
 func (p *planPlaces) templateToken(prev, u string) (string, bool) {
 	named := p.named[u]
 	if p.cwd != "" || p.base != "" {
-		if p.parent != "" && strings.Contains(u, p.parent) {
+		if p.parent != "" && strings.Contains(p.withoutToolPaths(u), p.parent) {
 			return "", false
 		}
 		if !named && !p.knownPaths(u) {
@@ -658,7 +673,7 @@ func (p *planPlaces) templateToken(prev, u string) (string, bool) {
 		return u, true
 	}
 	v := p.templateOut(prev, u, named)
-	if named {
+	if named || isOptionName(u) {
 		return v, true
 	}
 	for off := 0; ; {
@@ -788,4 +803,22 @@ func (p *planPlaces) fill(body, tempDir string) string {
 		pairs = append(pairs, stemPlaceholder, p.outStem)
 	}
 	return strings.NewReplacer(pairs...).Replace(body)
+}
+
+// isOptionName reports whether u is a clang -cc1 option's whole spelling
+// that takes no value in the same word ("-main-file-name", whose value
+// follows): an output stem in it is part of the name, not a path.
+func isOptionName(u string) bool {
+	if !strings.HasPrefix(u, "-") {
+		return false
+	}
+	a, err := options.ClangCC1().ParseOne([]string{u, ""}, 0)
+	if err != nil || a.IsInput() || a.IsUnknown() || a.Spelling != u {
+		return false
+	}
+	switch a.Option.Kind {
+	case options.Flag, options.Separate:
+		return true
+	}
+	return false
 }

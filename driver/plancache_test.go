@@ -612,6 +612,8 @@ func TestPlanPlacesTemplate(t *testing.T) {
 		args2 []string
 		cwd2  string
 		want2 string
+		// tool is clang's path when not /usr/lib/llvm-22/bin/clang.
+		tool string
 	}{
 		{name: "relative command", args: []string{"-c", "../src/k.c", "-o", "a.o"}, cwd: "/w/one/build",
 			out:   header + cc1("-MT", "a.o", "-dependency-file", "a.d", "-split-dwarf-file", "a.dwo", "--image=file=a.o,kind=x"),
@@ -629,6 +631,15 @@ func TestPlanPlacesTemplate(t *testing.T) {
 			out:   header + cc1("-dumpdir", "prog-", "-split-dwarf-file", "prog-k.dwo"),
 			args2: []string{"../src/k.c", "-o", "app"}, cwd2: "/w/one/build",
 			want2: header + cc1("-dumpdir", "app-", "-split-dwarf-file", "app-k.dwo")},
+		{name: "an LLVM beside the working directory", args: []string{"-c", "../src/k.c", "-o", "k.o"}, cwd: "/w/one/build",
+			tool:  "/w/one/llvm/bin/clang",
+			out:   header + job("/w/one/llvm/bin/clang", "-cc1", "-resource-dir", "/w/one/llvm/lib/clang/22", "-o", "k.o", "-x", "c", "../src/k.c"),
+			args2: []string{"-c", "../src/k.c", "-o", "k.o"}, cwd2: "/v/two",
+			want2: header + job("/w/one/llvm/bin/clang", "-cc1", "-resource-dir", "/w/one/llvm/lib/clang/22", "-o", "k.o", "-x", "c", "../src/k.c")},
+		{name: "the stem in an option's name (main.o, -main-file-name)", args: []string{"-c", "../src/main.c", "-o", "main.o"}, cwd: "/w/one/build",
+			out:   header + job("/usr/lib/llvm-22/bin/clang", "-cc1", "-main-file-name", "main.c", "-o", "main.o", "-x", "c", "../src/main.c"),
+			args2: []string{"-c", "../src/main.c", "-o", "main.o"}, cwd2: "/v/two",
+			want2: header + job("/usr/lib/llvm-22/bin/clang", "-cc1", "-main-file-name", "main.c", "-o", "main.o", "-x", "c", "../src/main.c")},
 
 		// Refusals.
 		{name: "a name derived from the stem", args: []string{"-c", "../src/k.c", "-o", "a.o"}, cwd: "/w/one/build",
@@ -643,6 +654,10 @@ func TestPlanPlacesTemplate(t *testing.T) {
 			out: header + job("/usr/bin/clang", "-cc1", "-fdebug-compilation-dir=/w/real", "k.c")},
 		{name: "the parent made absolute", args: []string{"-c", "../src/k.c"}, cwd: "/w/one/build",
 			out: header + job("/usr/bin/clang", "-cc1", "-I", "/w/one/src", "../src/k.c")},
+		{name: "the parent made absolute, an LLVM beside the working directory", args: []string{"-c", "../src/k.c"}, cwd: "/w/one/build",
+			tool: "/w/one/llvm/bin/clang",
+			out:  header + job("/w/one/llvm/bin/clang", "-cc1", "-I", "/w/one/src", "../src/k.c")},
+		// (Its paths are keyed by the plan facts.)
 		{name: "a warning naming the working directory", args: []string{"-c", "k.c", "-I/w/one/build/inc"}, cwd: "/w/one/build",
 			out: header + "clang: warning: argument unused during compilation: '-I/w/one/build/inc'\n" + job("/usr/bin/clang", "-cc1", "k.c")},
 		{name: "a header line naming the stem", args: []string{"-c", "k.c", "-o", "posix.o"}, cwd: "/w/one/build",
@@ -653,6 +668,9 @@ func TestPlanPlacesTemplate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPlanPlaces(append(tt.args, "-###"), tt.cwd, tt.base)
+			if tt.tool != "" {
+				p.toolRoot = filepath.Dir(filepath.Dir(tt.tool)) + "/"
+			}
 			if !p.active() {
 				t.Fatalf("nothing to template for %q in %s", tt.args, tt.cwd)
 			}

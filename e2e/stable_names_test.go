@@ -190,20 +190,25 @@ func TestStableKernelNamesAcrossCheckouts(t *testing.T) {
 }
 
 // TestStableKernelNamesSecondCheckoutHitsCache: a second checkout built
-// with the first one's cache runs no compile job, and its object is the
-// first one's.
+// with the first one's cache starts no compiler (clang runs through a
+// logging script), and its object is the first one's.
 func TestStableKernelNamesSecondCheckoutHitsCache(t *testing.T) {
 	t.Parallel()
 	w := newCacheWork(t)
+	l := newPLCLLVM(t)
 	files := stableProjectNoFile()
 	root := filepath.Dir(w.dir)
-	a := args(openmpHost, "-O2", "-Iinclude", "-c", "src/main.c", "-o", "main.o")
+	a := args(openmpHost, "--llvm-dir="+l.bin, "-O2", "-Iinclude", "-c", "src/main.c", "-o", "main.o")
 	var objs [][]byte
 	for i, name := range []string{"first", "second/checkout"} {
 		dir := filepath.Join(root, name)
 		writeTree(t, dir, files)
 		w.dir = dir
+		before := l.starts(t)
 		_, evs := w.build(t, a...)
+		if n := l.starts(t) - before; i == 1 && n != 0 {
+			t.Errorf("the second checkout started clang %d times:\n%s", n, mustReadTB(t, l.log))
+		}
 		if i == 0 {
 			if len(clangMisses(evs)) == 0 {
 				t.Fatalf("the first checkout's build compiled nothing:\n%s", listEvents(evs))
