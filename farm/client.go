@@ -20,6 +20,7 @@ import (
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
 	"github.com/offcc/offcc/trust"
 	"github.com/redis/go-redis/v9"
@@ -66,6 +67,9 @@ type Client struct {
 	// digests memoises the blobs of the files jobs ship, by path, while
 	// their size and modification time stay the same.
 	digests sync.Map // path -> memoBlob
+	// named memoises whether host IR files hold inode-named OpenMP
+	// kernels, by path (see inodeNamed).
+	named sync.Map // path -> memoNamed
 
 	// rejected counts the results not believed (see Rejected).
 	rejected atomic.Int64
@@ -239,22 +243,47 @@ func (c *Client) Slots() int {
 }
 
 // Accepts reports whether a can run on a worker: a clang -cc1 compile of
-// a HIP, CUDA or SYCL source (device or host side), a clang -cc1 backend,
-// or an lld device link, of the client's toolchain, whose reads can all be
-// named. OpenMP front ends stay local: clang names their kernels after the
-// source file's device and inode, which differ on a worker.
+// a HIP, CUDA or SYCL source (device or host side), an OpenMP front end
+// (host or device) with stable kernel names, a clang -cc1 backend, or an
+// lld device link, of the client's toolchain, whose reads can all be
+// named.
+//
+// clang names OpenMP kernels after the file of their target region: by its
+// device and inode where the name it knows the file by exists from the
+// process's directory, else by a hash of that name. offcc's driver runs
+// OpenMP front ends in an empty directory (Action.Dir) with
+// "-working-directory W" (see stableWorkDir), so that relative names are
+// hashed; a worker runs the job in its own job directory with the same
+// -working-directory, where they exist no more, and names the kernels as
+// the client does. A front end without that rewrite stays local; so does
+// any action that runs in a directory of its own without it. What is
+// named by an absolute path keeps inode names, which differ on a worker:
+// a host front end of a source so named stays local, and Run checks the
+// rest (see openmp.go).
 func (c *Client) Accepts(a *actions.Action) bool {
 	if len(a.Command) < 2 || a.Run != nil || a.Expand != nil || a.UnknownReads != "" || len(a.Env) > 0 {
 		return false
 	}
+	if a.Dir != "" && stableWorkDir(a) == "" {
+		return false // its relative paths depend on a directory no job has
+	}
 	switch a.Kind {
 	case actions.Backend, actions.DeviceLink:
 	case actions.DeviceCompile, actions.Compile, actions.HostFrontend:
-		// Compiles from source of HIP, CUDA and SYCL, both sides. Not
-		// OpenMP's: clang names OpenMP kernels after the source file's
-		// device and inode, which differ on a worker; nor plain compiles.
+		// Compiles from source of HIP, CUDA and SYCL, both sides, and
+		// OpenMP front ends with stable kernel names; not plain compiles.
 		switch a.Offload {
 		case actions.HIP, actions.CUDA, actions.SYCL:
+		case actions.OpenMP:
+			if !isOpenMPFrontEnd(a) || stableWorkDir(a) == "" {
+				return false
+			}
+			if a.Kind == actions.HostFrontend && filepath.IsAbs(a.Command[len(a.Command)-1]) {
+				// A source named by an absolute path (outside
+				// OFFCC_BASE_DIR) names its kernels after its inode:
+				// the worker's result would come back unused.
+				return false
+			}
 		default:
 			return false
 		}
@@ -293,6 +322,17 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	c.start()
 	if !c.usable() {
 		return local("the farm is off")
+	}
+	if isOpenMPFrontEnd(a) && a.Kind == actions.DeviceCompile {
+		// Its kernel names must be those of its host IR. Where the host
+		// IR names a kernel after a file's inode (its front end ran
+		// here), a worker would name it after its copy's inode, and the
+		// host would never launch it.
+		if ir := hostIRFile(a.Command); ir != "" {
+			if named, err := c.inodeNamed(ir); err != nil || named {
+				return local("the host IR %s names OpenMP kernels after inodes (a target region in a file named by an absolute path), which a worker would name otherwise", ir)
+			}
+		}
 	}
 	j, blobs, err := c.job(ctx, a)
 	if err != nil {
@@ -421,8 +461,17 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		// the ones the user sees.
 		return local("it failed on worker %s with exit code %d", res.Worker, res.Code)
 	}
-	if err := c.restore(j, e); err != nil {
+	written, err := c.restore(j, e)
+	if err != nil {
 		return local("worker %s: %v", res.Worker, err)
+	}
+	if isOpenMPFrontEnd(a) {
+		if out := c.inodeNamedOutput(a, written); out != "" {
+			for _, p := range written {
+				os.Remove(p)
+			}
+			return local("its output %s from worker %s names OpenMP kernels after a file's inode (a target region in a file named by an absolute path), which differs from the client's", out, res.Worker)
+		}
 	}
 	for _, b := range e.Blobs {
 		info.BytesDown += b.Size
@@ -467,8 +516,8 @@ func (c *Client) expire(key cache.Sum) {
 }
 
 // restore writes a job's outputs from its result entry, each verified and
-// renamed into place.
-func (c *Client) restore(j *Job, e *cache.Entry) error {
+// renamed into place, and returns the paths it wrote.
+func (c *Client) restore(j *Job, e *cache.Entry) ([]string, error) {
 	blobs := map[string]cache.Blob{}
 	for _, b := range e.Blobs {
 		blobs[b.Name] = b
@@ -503,14 +552,17 @@ func (c *Client) restore(j *Job, e *cache.Entry) error {
 		targets = append(targets, path)
 	}
 	if firstErr != nil {
-		return firstErr
+		return nil, firstErr
 	}
 	for i, tmp := range tmps {
 		if err := os.Rename(tmp, targets[i]); err != nil {
-			return err
+			for _, p := range targets[:i] {
+				os.Remove(p)
+			}
+			return nil, err
 		}
 	}
-	return nil
+	return targets, nil
 }
 
 // job describes a as a job: its tool, arguments, the files it reads
@@ -522,6 +574,15 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	tool := toolchain.ToolName(a.Command[0])
 	j := &Job{Version: 1, ID: hex.EncodeToString(rnd[:]), Toolchain: c.toolchain, Tool: tool,
 		ToolID: c.toolIDs[tool], Args: a.Command[1:], Dir: c.cwd, Kind: a.Kind.String(), Client: c.host}
+	if w := stableWorkDir(a); w != "" {
+		// The worker gives clang its own -working-directory, the job's
+		// directory: W (the client's, or OFFCC_BASE_DIR), which the
+		// command's relative paths and the files clang lists are
+		// relative to.
+		m := len(j.Args)
+		j.Args = append(slices.Clone(j.Args[:m-5]), j.Args[m-3:]...)
+		j.Dir = w
+	}
 	for _, o := range a.Outputs {
 		j.Outputs = append(j.Outputs, o.Path)
 	}
@@ -530,10 +591,12 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	}
 	var reads []string
 	seen := map[string]bool{}
-	add := func(p, arg string) {
+	// add ships the file p, relative to dir unless absolute, that the
+	// tool names arg.
+	add := func(dir, p, arg string) {
 		abs := p
 		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(c.cwd, abs)
+			abs = filepath.Join(dir, abs)
 		}
 		abs = filepath.Clean(abs)
 		if seen[abs] {
@@ -547,21 +610,23 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		}
 		j.Files = append(j.Files, f)
 	}
+	// The action's files are named relative to offcc's directory.
 	for _, f := range a.AllInputs() {
-		add(f.Path, f.Path)
+		add(c.cwd, f.Path, f.Path)
 	}
 	// An empty input clang is given as /dev/null (-fembed-offload-object=
 	// /dev/null, which offcc fills later) goes as an empty file.
 	for _, arg := range j.Args {
 		if p, ok := pathOf(arg); ok && p == os.DevNull && tool == "clang" {
-			add(p, p)
+			add(c.cwd, p, p)
 		}
 	}
 	if tool == "clang" && a.DepFile != "" {
 		// A superset of the files the compile can read, found in process;
 		// where that cannot be promised (a computed #include), the files
-		// clang's own preprocessor pass lists.
-		deps, ok, _ := c.includes.Scan(j.Args, c.cwd)
+		// clang's own preprocessor pass lists. Both name them relative to
+		// clang's working directory, the job's.
+		deps, ok, _ := c.includes.Scan(j.Args, j.Dir)
 		if !ok {
 			var err error
 			if deps, err = c.scan(ctx, a); err != nil {
@@ -569,7 +634,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 			}
 		}
 		for _, d := range deps {
-			add(d, d)
+			add(j.Dir, d, d)
 		}
 	}
 	var blobs []cache.Blob
@@ -619,8 +684,9 @@ func (c *Client) blobOf(path, name string) (cache.Blob, error) {
 }
 
 // scan lists the files a compile reads (where IncludeScanner cannot): its
-// command run here as a preprocessor pass that writes only a dependency file (system headers
-// included).
+// command run here as a preprocessor pass that writes only a dependency
+// file (system headers included). Relative names are relative to the
+// command's -working-directory, if it has one, else to offcc's directory.
 func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) {
 	f, err := os.CreateTemp(c.opt.TempDir, "farm-scan-*.d")
 	if err != nil {
@@ -628,7 +694,7 @@ func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) 
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	args := append(append([]string(nil), a.Command[1:]...), "-Eonly", "-dependency-file", f.Name(), "-MT", "scan", "-sys-header-deps")
+	args := append(withoutAction(a.Command[1:]), "-Eonly", "-dependency-file", f.Name(), "-MT", "scan", "-sys-header-deps")
 	cmd := exec.CommandContext(ctx, a.Command[0], args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+c.opt.TempDir)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -636,4 +702,26 @@ func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) 
 		return nil, fmt.Errorf("dependency scan failed: %v: %s", err, first)
 	}
 	return actions.ReadDepFile(f.Name())
+}
+
+// withoutAction returns the cc1 arguments args ("-cc1" first) without
+// their action (-emit-obj, -emit-llvm-bc...: clang refuses some of them
+// beside -Eonly), or a copy of args where they do not parse.
+func withoutAction(args []string) []string {
+	out := []string{}
+	if len(args) < 1 {
+		return out
+	}
+	parsed, err := options.ClangCC1().Parse(args[1:])
+	if err != nil {
+		return append(out, args...)
+	}
+	out = append(out, args[0])
+	for _, a := range parsed {
+		if !a.IsUnknown() && a.Option.InGroup("Action_Group") {
+			continue
+		}
+		out = append(out, a.Words(args[1:])...)
+	}
+	return out
 }

@@ -113,6 +113,8 @@ var lldAllowed = map[string]bool{
 var llvmAllowed = []string{
 	"amdgpu-", "nvptx-", "spirv-", "x86-", "inline-threshold", "inlinehint-threshold",
 	"unroll-", "vectorize-", "slp-", "enable-misched", "misched",
+	// clang's OpenMP device compiles for nvptx64 pass it.
+	"enable-memcpyopt-without-libcalls",
 }
 
 // llvmOptionAllowed reports whether the LLVM option v (with its leading
@@ -321,6 +323,31 @@ func (c *checker) shipped(v string) bool {
 	return false
 }
 
+// forcedIncludes are the IDs of the options whose value clang looks up
+// as it looks up an #include "NAME": relative to the working directory,
+// then through the search directories (clang's OpenMP device compiles
+// have -include __clang_openmp_device_functions.h, CUDA's
+// __clang_cuda_runtime_wrapper.h).
+var forcedIncludes = map[string]bool{"include": true, "imacros": true}
+
+// searched reports whether v, the value of the clang option o, is a
+// forced include the worker's clang finds among the job's files through
+// the search directories: a relative name that does not climb, which a
+// shipped file's path ends with. clang opens it through the VFS overlay,
+// which shows nothing but the shipped files.
+func (c *checker) searched(o *options.Option, v string) bool {
+	if c.j.Tool != "clang" || !forcedIncludes[o.ID] || v == "" || filepath.IsAbs(v) || climbs(v) ||
+		filepath.Clean(v) != v || strings.HasPrefix(v, "./") {
+		return false
+	}
+	for p := range c.files {
+		if strings.HasSuffix(p, "/"+v) && filepath.IsAbs(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // arg returns why the parsed argument a of argv is refused, or "", and
 // whether it is an output option the worker rewrites. top is false for
 // an argument that stands in another's value (lld's -plugin-opt X, read
@@ -369,7 +396,7 @@ func (c *checker) arg(a *options.Arg, argv []string, top bool) (output bool, why
 			if climbs(v) && c.j.Tool == "lld" {
 				return false, fmt.Sprintf("argument %s leaves the job's directory", v)
 			}
-			if !c.shipped(v) {
+			if !c.shipped(v) && !c.searched(o, v) {
 				return false, fmt.Sprintf("%s names a file the job does not ship", text)
 			}
 		}

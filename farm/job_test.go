@@ -118,9 +118,20 @@ func TestCheck(t *testing.T) {
 		{"-mllvm -info-output-file=", cc1("-mllvm", "-info-output-file=/tmp/x"), "outside the allow-list"},
 		{"-mllvm an allowed option with a path", cc1("-mllvm", "-amdgpu-x=/etc/passwd"), "outside the allow-list"},
 		{"-mllvm an allowed option", cc1("-mllvm", "-amdgpu-early-inline-all=true"), ""},
+		{"-mllvm of OpenMP nvptx64 device compiles", cc1("-mllvm", "-enable-memcpyopt-without-libcalls"), ""},
 		{"relative include climbing out", cc1("-include", "../../etc/passwd"), "does not ship"},
 		{"relative input climbing out", cc1("-x", "c", "../etc/passwd"), "does not ship"},
 		{"relative shipped include", cc1("-include", "k.hip"), ""},
+		// A forced include by name, found through the search
+		// directories (clang's OpenMP and CUDA wrapper headers): only
+		// a name a shipped file's path ends with.
+		{"include by name, shipped", cc1("-include", "stdio.h"), ""},
+		{"include by a relative path, shipped", cc1("-imacros", "include/stdio.h"), ""},
+		{"include by name, not shipped", cc1("-include", "passwd"), "does not ship"},
+		{"include by a name climbing out", cc1("-include", "../include/stdio.h"), "does not ship"},
+		{"include by ./name", cc1("-include", "./stdio.h"), "does not ship"},
+		{"include by a name that is part of one", cc1("-include", "dio.h"), "does not ship"},
+		{"a read file by name", cc1("-fopenmp-host-ir-file-path", "stdio.h"), "does not ship"},
 		{"an unclassified value naming a file", cc1("-target-sdk-version=/etc/passwd"), "does not ship"},
 		{"an unclassified relative path", cc1("-target-sdk-version=../x"), "a value with a path"},
 		{"an unclassified value", cc1("-target-sdk-version=11.8", "-fvisibility=hidden", "-O3"), ""},
