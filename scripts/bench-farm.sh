@@ -50,6 +50,14 @@
 #    (signed jobs and results, bubblewrap and Landlock), with the sandbox
 #    off, and with neither; wall medians and the worker's per-job run time
 #    from a traced build of each.
+# 5. A heavy OpenMP TU ($OMP_KERNELS target regions, the TU of
+#    bench-multiarch.sh), `-fopenmp -O2 -c --offload-arch=$OMP_ARCHS
+#    -nogpulib`: its host front end and device compiles go to workers with
+#    offcc's stable kernel names. offcc local (0 worker cores), offcc with
+#    OFFCC_REMOTE_EXEC and 0 workers, and with 1..$WORKERS_MAX workers,
+#    median of $RUNS runs, alternating; a traced local and farm build
+#    (untimed; objects compared byte for byte) give the per-job times and
+#    where each job ran.
 #
 # Keys: the script makes a client and a worker key pair (offcc key
 # generate) in its scratch directory; the workers' job directories are
@@ -71,7 +79,11 @@
 #      namespaces and veths, check them, and stop; needs no worker),
 #      PYTHON (default python3 on PATH; empty: none), OFFCC_LLVM_DIR
 #      (passed on to client and workers; every other
-#      OFFCC_* variable of the caller is dropped).
+#      OFFCC_* variable of the caller is dropped), OMP_KERNELS (target
+#      regions of the OpenMP TU, default 120), OMP_ARCHS (default
+#      gfx90a,gfx1030,gfx942,sm_80), SECTIONS (which to run, of hip
+#      (sections 1 and 2), security, project, openmp; comma-separated,
+#      default all).
 # Needs redis-server, redis-cli, taskset, make; python3 for section 2.
 # Client and workers run a copy of OFFCC taken at the start (a make build
 # meanwhile changes nothing). Prints Markdown tables (medians), with a
@@ -101,6 +113,9 @@ CMD_TIMEOUT=${CMD_TIMEOUT:-600}
 TRACE_DIR=${TRACE_DIR:-}
 PLUMBING_ONLY=${PLUMBING_ONLY:-0}
 PYTHON=${PYTHON-$(command -v python3 || true)}
+OMP_KERNELS=${OMP_KERNELS:-120}
+OMP_ARCHS=${OMP_ARCHS:-gfx90a,gfx1030,gfx942,sm_80}
+SECTIONS=${SECTIONS:-hip,security,project,openmp}
 
 die() {
 	echo "bench: $*" >&2
@@ -111,11 +126,17 @@ die() {
 case $OFFCC in /*) ;; *) OFFCC=$start_dir/$OFFCC ;; esac
 case $CLANG in /*) ;; *) CLANG=$start_dir/$CLANG ;; esac
 case $TRACE_DIR in /* | "") ;; *) TRACE_DIR=$start_dir/$TRACE_DIR ;; esac
-for v in RUNS KERNELS TUS TU_KERNELS MAKE_JOBS MODEL_ARCHS WAIT_S CMD_TIMEOUT; do
+for v in RUNS KERNELS TUS TU_KERNELS MAKE_JOBS MODEL_ARCHS WAIT_S CMD_TIMEOUT OMP_KERNELS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v}: want a positive integer"
 done
 if ! [[ $WORKERS_MAX =~ ^[1-9][0-9]*$ ]] || [ "$WORKERS_MAX" -gt 250 ]; then die "WORKERS_MAX=$WORKERS_MAX: want 1 to 250"; fi
 case $NETNS in auto | 0 | 1) ;; *) die "NETNS=$NETNS: want auto, 0 or 1" ;; esac
+IFS=, read -r -a sections <<<"$SECTIONS"
+for s in "${sections[@]}"; do
+	case $s in hip | security | project | openmp) ;; *) die "SECTIONS=$SECTIONS: $s is not one of hip, security, project, openmp" ;; esac
+done
+# want <section>: whether SECTIONS names it.
+want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 [ "$RUNS" -ge 5 ] || echo "bench: RUNS=$RUNS: fewer than 5 runs, for trying the script only" >&2
 [ -x "$OFFCC" ] || die "$OFFCC not found (run make build)"
 [ -x "$CLANG" ] || die "$CLANG not found (run make deps)"
@@ -596,12 +617,6 @@ timed() {
 }
 last() { tail -1 "$(t "$1")" | cut -d' ' -f1; }
 
-# --- 1. the TU: warm-up and traces (untimed), then the timed runs --------------
-cd "$work/tu"
-placement="client on CPU $client_cpu"
-for ((i = 1; i <= WORKERS_MAX; i++)); do placement+=", w$i on CPU $(worker_cpu "$i")"; done
-echo "bench: $KERNELS HIP kernels, --offload-arch=$ARCHS; $placement; $RUNS runs" >&2
-set_workers 0
 # untimed <what> <cmd...>: a build on the client CPU that is not timed.
 untimed() {
 	local what=$1
@@ -613,6 +628,15 @@ untimed() {
 	}
 	check_workers
 }
+same() { if cmp -s "$1" "$2"; then echo "identical"; else echo "**different**"; fi; }
+placement="client on CPU $client_cpu"
+for ((i = 1; i <= WORKERS_MAX; i++)); do placement+=", w$i on CPU $(worker_cpu "$i")"; done
+
+# --- 1. the TU: warm-up and traces (untimed), then the timed runs --------------
+if want hip; then
+cd "$work/tu"
+echo "bench: $KERNELS HIP kernels, --offload-arch=$ARCHS; $placement; $RUNS runs" >&2
+set_workers 0
 # The untimed builds fix the CUID (clang's default hashes the output name,
 # which differs between them): their objects must be byte for byte the same.
 cuid=-cuid=offcc-bench-farm
@@ -628,7 +652,6 @@ if [ -n "$TRACE_DIR" ]; then
 	cp "$work/local.json" "$TRACE_DIR/bench-farm-local.json"
 	cp "$work/farm.json" "$TRACE_DIR/bench-farm-farm$WORKERS_MAX.json"
 fi
-same() { if cmp -s "$1" "$2"; then echo "identical"; else echo "**different**"; fi; }
 objcheck="with \`$cuid\` (untimed builds), the object of the farm build with $WORKERS_MAX worker(s) and the local one are $(same local.o farm.o); farm with 0 workers and local: $(same local.o farm0.o); clang-22 and offcc local: $(same clang.o local.o)"
 
 # situations <run>: the order of run <run>: local, clang, farm 0..max; the
@@ -660,6 +683,7 @@ for ((r = 1; r <= RUNS; r++)); do
 	done
 	echo "bench: run $r/$RUNS: $line" >&2
 done
+fi
 
 # --- 4. what security costs: one worker, secure / no sandbox / insecure ----------
 # sec_build <mode> <run>: a timed farm build of the TU with one worker in
@@ -676,6 +700,8 @@ sec_build() {
 	timed "$n" "${cenv[@]}" OFFCC_JOB_TRACE="$work/$n.$2.json" "$OFFCC" "${flags[@]}" bench.hip -o out.o
 	wait_workers 1
 }
+if want security; then
+cd "$work/tu"
 echo "bench: security: one worker, secure / no sandbox / insecure, $RUNS runs" >&2
 for ((r = 1; r <= RUNS; r++)); do
 	modes="secure nosandbox insecure"
@@ -684,8 +710,10 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 set_workers 0
 worker_mode=secure
+fi
 
 # --- 3. the project -------------------------------------------------------------
+if want project; then
 proj=$work/proj
 mkdir "$proj"
 cd "$proj"
@@ -747,6 +775,55 @@ for ((r = 1; r <= RUNS; r++)); do
 	echo "bench: project run $r/$RUNS: $line" >&2
 done
 set_workers 0
+fi
+
+# --- 5. the OpenMP TU ----------------------------------------------------------------
+if want openmp; then
+mkdir "$work/omp"
+cd "$work/omp"
+gen_target_regions "$OMP_KERNELS" "scripts/bench-farm.sh" >bench.c
+omp_flags=(-fopenmp -O2 -c "--offload-arch=$OMP_ARCHS" -nogpulib)
+echo "bench: OpenMP: $OMP_KERNELS target regions, --offload-arch=$OMP_ARCHS; $placement; $RUNS runs" >&2
+[ "$nw" = 0 ] || set_workers 0
+# Stable kernel names: no CUID to fix, the objects must be the same.
+untimed "OpenMP: traced local build" env OFFCC_JOB_TRACE="$work/omp_local.json" "$OFFCC" "${omp_flags[@]}" bench.c -o local.o
+untimed "OpenMP: farm build with 0 workers" env OFFCC_REMOTE_EXEC="$url" "$OFFCC" "${omp_flags[@]}" bench.c -o farm0.o
+wait_workers 0
+set_workers "$WORKERS_MAX"
+untimed "OpenMP: traced farm build with $WORKERS_MAX worker(s)" env OFFCC_JOB_TRACE="$work/omp_farm.json" OFFCC_REMOTE_EXEC="$url" "$OFFCC" "${omp_flags[@]}" bench.c -o farm.o
+wait_workers "$WORKERS_MAX"
+if [ -n "$TRACE_DIR" ]; then
+	mkdir -p "$TRACE_DIR"
+	cp "$work/omp_local.json" "$TRACE_DIR/bench-farm-omp-local.json"
+	cp "$work/omp_farm.json" "$TRACE_DIR/bench-farm-omp-farm$WORKERS_MAX.json"
+fi
+omp_check="the object of the farm build with $WORKERS_MAX worker(s) and the local one are $(same local.o farm.o); farm with 0 workers and local: $(same local.o farm0.o)"
+# osituations <run>: local, farm 0..max (reversed every other run).
+osituations() {
+	local k list="omp_local"
+	for ((k = 0; k <= WORKERS_MAX; k++)); do list+=" omp_farm$k"; done
+	if (($1 % 2)); then echo "$list"; else tr ' ' '\n' <<<"$list" | tac | paste -sd' ' -; fi
+}
+for ((r = 1; r <= RUNS; r++)); do
+	line=""
+	for s in $(osituations "$r"); do
+		case $s in
+		omp_local)
+			[ "$nw" = 0 ] || set_workers 0
+			timed omp_local "$OFFCC" "${omp_flags[@]}" bench.c -o out.o
+			;;
+		omp_farm*)
+			set_workers "${s#omp_farm}"
+			timed "$s" env OFFCC_REMOTE_EXEC="$url" "$OFFCC" "${omp_flags[@]}" bench.c -o out.o
+			wait_workers "${s#omp_farm}"
+			;;
+		esac
+		line+="${line:+, }${s#omp_} $(last "$s")s"
+	done
+	echo "bench: OpenMP run $r/$RUNS: $line" >&2
+done
+set_workers 0
+fi
 
 # --- the tables --------------------------------------------------------------------
 # row <label> <name> <baseline>: medians of wall, client CPU and worker
@@ -783,6 +860,7 @@ echo
 echo "Machine: $(nproc) CPUs (${cpus[*]} allowed), ${cpu_model:-unknown CPU}, $(uname -sr). Tools: $("$CLANG" --version | head -1); $("$REDIS_SERVER" --version | awk '{ print $1, $2, $3 }'); offcc $offcc_src (a copy of it; source at $rev)."
 echo "Farm: redis-server on 127.0.0.1:$port; worker hosts: $hosts; worker i: \`--jobs 1\` on CPU i mod $ncpu; client: \`taskset -c $client_cpu\`. Every build \`OFFCC_CACHE=0\`."
 echo
+if want hip; then
 echo "HIP TU: \`${flags[*]}\`, $KERNELS kernels with launches; median of $RUNS runs$note, situations alternating. Client CPU: the timed command and its children; worker CPU: the workers and the jobs they ran; other CPU: the rest of the machine's busy time meanwhile (redis, this script, anything else running: it should be near 0)."
 echo
 header
@@ -920,7 +998,9 @@ print(f"- For scale, this build's {narchs} archs (timed medians): local {local_w
 PY
 fi
 echo
+fi
 
+if want security; then
 echo "What security costs: the HIP TU with 1 worker, median of $RUNS runs: the worker as deployed (jobs signed and checked, results signed, each job in bubblewrap and Landlock), with the sandbox off (\`OFFCC_SANDBOX_DISABLE=bwrap,landlock --insecure-no-sandbox\`), and with neither (\`--insecure-unsigned\`, the client \`OFFCC_REMOTE_EXEC_INSECURE=1\` without keys). Every run traced (\`OFFCC_JOB_TRACE\`): the jobs that ran on the worker, over all runs, and the median of the worker's run time of each kind (sandbox set-up included)."
 echo
 echo "| worker | wall (s) | worker CPU (s) | remote jobs (all runs) | device compile run ms | device link run ms | wall vs insecure |"
@@ -943,6 +1023,9 @@ print(n, "|", med("device-compile"), "|", med("device-link"))' "$work"/sec_"$m".
 done
 echo
 
+fi
+
+if want project; then
 echo "Project: $TUS HIP files of $TU_KERNELS kernels each and a shared header, \`-x hip -O2 -c --offload-arch=$ARCHS -nogpulib -nogpuinc\`, objects only; \`make -j$MAKE_JOBS\` after \`make clean\` on CPU $client_cpu; median of $RUNS runs$note."
 echo
 header
@@ -951,4 +1034,56 @@ row "clang-22 (client CPU only)" p_clang p_local
 for ((k = 1; k <= WORKERS_MAX; k++)); do row "offcc farm, $k worker(s)" "p_farm$k" p_local; done
 echo
 busy_note p_ p_local p_clang
+echo
+fi
+
+if want openmp; then
+echo "OpenMP TU: \`${omp_flags[*]}\`, $OMP_KERNELS target regions (the TU of bench-multiarch.sh): the host front end and the device compiles go to workers with offcc's stable kernel names; median of $RUNS runs$note, situations alternating. Columns as for the HIP TU."
+echo
+header
+row "offcc local (client CPU only)" omp_local omp_local
+row "offcc farm, 0 workers (\`OFFCC_REMOTE_EXEC\` set)" omp_farm0 omp_local
+for ((k = 1; k <= WORKERS_MAX; k++)); do row "offcc farm, $k worker(s)" "omp_farm$k" omp_local; done
+echo
+awk -v l="$(median 1 "$(t omp_local)")" -v f="$(median 1 "$(t omp_farm1)")" 'BEGIN {
+	s = l / f
+	printf "Farm with 1 worker: %.2fx faster than local (goal: at least 1.7x): %s.\n", s, (s >= 1.7 ? "met" : "**not met**") }'
+echo "Check: $omp_check."
+busy_note omp_ omp_local omp_farm0
+echo
+if [ -n "$PYTHON" ]; then
+	"$PYTHON" - "$work/omp_local.json" "$work/omp_farm.json" "$WORKERS_MAX" <<'PY' || echo "OpenMP per-job table: the trace analysis failed (above)."
+import json, sys
+
+def load(path):
+    d = json.load(open(path))
+    evs = d["traceEvents"] if isinstance(d, dict) else d
+    return sorted((e for e in evs if e.get("ph") == "X"), key=lambda e: e.get("ts", 0))
+
+def key(e):
+    a = e["args"]
+    return (a.get("kind", "?"), a.get("arch") or "")
+
+local, farm = load(sys.argv[1]), load(sys.argv[2])
+t0 = min(e["ts"] for e in farm)
+local_ms = {key(e): e.get("dur", 0) / 1000 for e in local}
+print(f"Traced builds (untimed): per job, the local build's time and, in the farm build with {sys.argv[3]} worker(s), "
+      "when it started (ms after the first job), where it ran, its time on the client and, for a remote job, the worker's run time "
+      "and the transfer and queue times; why the farm gave a job back, if it did.")
+print()
+print("| kind | arch | local ms | farm: start ms | where | client ms | run ms | transfer ms | queue ms | given back |")
+print("|---|---|---:|---:|---|---:|---:|---:|---:|---|")
+for e in farm:
+    a = e["args"]
+    w = a.get("worker") or "client"
+    num = lambda k: f"{float(a[k]):.0f}" if a.get(k) is not None else "-"
+    print(f"| {key(e)[0]} | {key(e)[1]} | {local_ms.get(key(e), 0):.0f} | {(e['ts'] - t0) / 1000:.0f} | {w} | {e.get('dur', 0) / 1000:.0f} "
+          f"| {num('run_ms')} | {num('transfer_ms')} | {num('queue_ms')} | {a.get('given_back') or ''} |")
+print()
+print(f"Sum of the local build's job times: {sum(local_ms.values()):.0f} ms; of the farm build's remote run times: "
+      f"{sum(float(e['args'].get('run_ms') or 0) for e in farm if e['args'].get('worker')):.0f} ms.")
+PY
+fi
+echo
+fi
 exit 0
