@@ -1099,7 +1099,8 @@ func TestFarmWorkerDrains(t *testing.T) {
 
 // TestFarmCMakeProject builds the multi-TU CMake project (OpenMP offload to
 // the host) with make -j through the farm: it builds, runs offloaded, and
-// some of its jobs (the backends: OpenMP device compiles stay local) ran
+// some of its jobs (the backends: CMake names the sources by absolute
+// paths, and without OFFCC_BASE_DIR their OpenMP front ends stay local) ran
 // on the workers.
 func TestFarmCMakeProject(t *testing.T) {
 	t.Parallel()
