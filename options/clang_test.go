@@ -25,6 +25,33 @@ import (
 	"github.com/offcc/offcc/options/internal/gen"
 )
 
+// TestClangIndexIsGenerated checks that clang_index.go is what genoptions
+// makes of the installed Options.inc.
+func TestClangIndexIsGenerated(t *testing.T) {
+	inc, err := os.ReadFile(gen.Origin)
+	if errors.Is(err, fs.ErrNotExist) {
+		llvmtest.Missing(t, "%s is missing: libclang-22-dev is needed to check clang_index.go", gen.Origin)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := gen.Parse(inc)
+	if err != nil {
+		t.Fatalf("%s: %v", gen.Origin, err)
+	}
+	want, err := gen.IndexSource("options", "clangIndex", "clangRecords", gen.Origin, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("clang_index.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("clang_index.go is not what genoptions makes of %s: run go generate ./options", gen.Origin)
+	}
+}
+
 func TestClangTableIsGenerated(t *testing.T) {
 	inc, err := os.ReadFile(gen.Origin)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -404,7 +404,8 @@ func TestLLDStrCmpOptionName(t *testing.T) {
 // order in lldRecords, and the sentinels and the records' IDs.
 func TestLLDOrder(t *testing.T) {
 	var want []string
-	for _, o := range LLD().all {
+	for i := range LLD().recs {
+		o := LLD().option(int32(i))
 		want = append(want, o.ID)
 	}
 	if len(want) < 2 || want[0] != "INPUT" || want[1] != "UNKNOWN" {

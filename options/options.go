@@ -167,4 +167,4 @@ func (r *Record) Spelling() string {
 	return r.Prefixes[0] + r.Name
 }
 
-//go:generate go run ./internal/genoptions /usr/lib/llvm-22/include/clang/Options/Options.inc clang_records.go
+//go:generate go run ./internal/genoptions /usr/lib/llvm-22/include/clang/Options/Options.inc clang_records.go clang_index.go

@@ -105,7 +105,7 @@ func (t *Table) ParseOne(argv []string, i int) (*Arg, error) {
 		return &Arg{Option: t.input, Spelling: s, Values: []string{s}, Index: i, Count: 1}, nil
 	}
 	for _, c := range t.candidates(s) {
-		o := t.all[c.index]
+		o := t.option(c.index)
 		a, missing := accept(o, argv, i, c.size)
 		if a != nil {
 			return unalias(o, a), nil
@@ -122,37 +122,53 @@ func (t *Table) ParseOne(argv []string, i int) (*Arg, error) {
 
 // candidate is an option whose spelling (with one of its prefixes) starts
 // an argument; size is that spelling's length.
-type candidate struct{ index, size int }
+type candidate struct {
+	index int32
+	size  int
+}
 
 // candidates returns the options whose spelling starts s, in the order the
-// tool tries them: its table's order, which puts longer names first.
+// tool tries them: its table's order, which puts longer names first. The
+// slice returned is shared: it must not be changed.
 func (t *Table) candidates(s string) []candidate {
+	if c, ok := t.seen.Load(s); ok {
+		return c.([]candidate)
+	}
+	out := t.findCandidates(s)
+	if t.seenSize.Add(1) <= maxSeen {
+		t.seen.Store(strings.Clone(s), out)
+	}
+	return out
+}
+
+func (t *Table) findCandidates(s string) []candidate {
 	var out []candidate
-	for _, p := range t.prefixes {
+	for pi, p := range t.idx.prefixes {
+		if t.idx.prefixVis[pi]&t.Visibility == 0 {
+			continue // no option of this table has the prefix
+		}
 		rest, ok := strings.CutPrefix(s, p)
 		if !ok {
 			continue
 		}
-		for n := len(rest); n >= 0; n-- {
-			first, ok := t.byName[rest[:n]]
-			if !ok {
-				continue
-			}
-			for idx := int(first); idx >= 0; idx = int(t.sameName[idx]) {
-				o := t.all[idx]
-				if o.Visibility&t.Visibility == 0 {
+		t.idx.namePrefixes(t.recs, rest, func(first int32, n int) {
+			for idx := first; idx >= 0; idx = t.idx.next[idx] {
+				r := &t.recs[idx]
+				if r.Visibility&t.Visibility == 0 {
 					continue
 				}
-				for _, op := range o.Prefixes {
+				for _, op := range r.Prefixes {
 					if op == p {
 						out = append(out, candidate{idx, len(p) + n})
 						break
 					}
 				}
 			}
-		}
+		})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].index < out[j].index })
+	if len(out) > 1 {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].index < out[j].index })
+	}
 	return out
 }
 

@@ -284,6 +284,34 @@ var defaultNoRemote = map[ValueKind]string{
 // jobOutputs are the options whose value is an output a farm job names.
 var jobOutputs = map[string]bool{"o": true, "dependency_file": true}
 
+// semanticsOf is buildSemantics(groups)[id] (listed reports whether id
+// is there), without building the map: a process that parses a command
+// line or two asks for a few dozen options.
+func semanticsOf(groups []semGroup, id string) (s Semantics, listed bool) {
+	for gi := range groups {
+		g := &groups[gi]
+		for _, gid := range g.ids {
+			if gid != id {
+				continue
+			}
+			listed = true
+			if g.value != NoValue {
+				s.Value = g.value
+			}
+			if g.uncacheable != "" {
+				s.Uncacheable = g.uncacheable
+			}
+			if g.noRemote != "" {
+				s.NoRemote = g.noRemote
+			}
+		}
+	}
+	if d := defaultNoRemote[s.Value]; listed && d != "" && s.NoRemote == "" && !jobOutputs[id] {
+		s.NoRemote = d
+	}
+	return s, listed
+}
+
 // buildSemantics merges the groups into semantics by ID, applies the
 // rules of clangSemantics, and returns with them where two groups
 // disagree on an ID.

@@ -2,9 +2,8 @@ package options
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // ValueKind says what an option's value names, for the parts of offcc that
@@ -149,94 +148,89 @@ type Table struct {
 	Visibility Visibility
 
 	*optionSet
+
+	// seen memoises candidates by argument, for up to maxSeen arguments:
+	// a build parses the same -cc1 command lines several times, and its
+	// jobs share most of their arguments.
+	seen     sync.Map // string -> []candidate
+	seenSize atomic.Int32
 }
 
+// maxSeen bounds the arguments a table remembers the candidates of.
+const maxSeen = 1 << 14
+
 // optionSet is a tool's options, shared by the tables of its
-// visibilities (clang's driver, -cc1 and -cc1as).
+// visibilities (clang's driver, -cc1 and -cc1as). An Option is made the
+// first time it is asked for (option): a process that parses a command
+// line or two meets a few dozen of clang's 3,600 options.
 type optionSet struct {
-	all  []*Option // every option, in the table's order
-	byID map[string]*Option
-	// byName is the first option (an index into all) of each name, and
-	// sameName[i] the next one of all[i]'s name, or -1.
-	byName   map[string]int32
-	sameName []int32
-	prefixes []string // every prefix, longest first (LLVM's PrefixesUnion)
-	input    *Option
-	unknown  *Option
+	recs []Record
+	idx  *recordIndex
+	// sem returns the semantics of an ID, and whether it has its own.
+	sem func(id string) (Semantics, bool)
+	// opts[i] is recs[i]'s option, once made.
+	opts []atomic.Pointer[Option]
+	// input and unknown are the table's Input and Unknown options (the
+	// last record of each kind), or options of their own.
+	input   *Option
+	unknown *Option
 }
 
 // newOptionSet makes the options of records in the tool's search order,
-// with the semantics sem (by ID) laid over them. An alias sem does not
+// found through idx (buildIndex(recs), or clang's generated index), with
+// the semantics sem gives (by ID) laid over them. An alias sem does not
 // list has the semantics of the option it stands for (Table.Parse returns
 // that option, Table.Lookup the alias).
-func newOptionSet(recs []Record, sem map[string]Semantics) *optionSet {
-	set := &optionSet{all: make([]*Option, len(recs)), byID: make(map[string]*Option, len(recs)),
-		byName: make(map[string]int32, len(recs)), sameName: make([]int32, len(recs))}
-	opts := make([]Option, len(recs))
-	seen := map[string]bool{}
-	for i := range recs {
-		r := &recs[i]
-		o := &opts[i]
-		o.Record = r
-		if s, ok := sem[r.ID]; ok {
-			o.Value, o.Uncacheable, o.NoRemote = s.Value, s.Uncacheable, s.NoRemote
-		}
-		set.all[i] = o
-		set.byID[r.ID] = o
-		set.sameName[i] = -1
-		switch r.Kind {
-		case Input:
-			set.input = o
-			continue
-		case Unknown:
-			set.unknown = o
-			continue
-		case Group:
-			continue
-		}
-		if j, ok := set.byName[r.Name]; ok {
-			for set.sameName[j] >= 0 { // a short chain: one name, its prefixes
-				j = set.sameName[j]
-			}
-			set.sameName[j] = int32(i)
-		} else {
-			set.byName[r.Name] = int32(i)
-		}
-		for _, p := range r.Prefixes {
-			if !seen[p] {
-				seen[p] = true
-				set.prefixes = append(set.prefixes, p)
-			}
-		}
-	}
-	sort.Slice(set.prefixes, func(i, j int) bool { return len(set.prefixes[i]) > len(set.prefixes[j]) })
-	for _, o := range set.all {
-		if o.Record.Alias != "" {
-			o.alias = set.byID[o.Record.Alias]
-		}
-		if o.Record.Group != "" {
-			o.group = set.byID[o.Record.Group]
-		}
-	}
-	for _, o := range set.all {
-		if _, own := sem[o.ID]; !own && o.alias != nil {
-			u := o.Unaliased()
-			o.Value, o.Uncacheable, o.NoRemote = u.Value, u.Uncacheable, u.NoRemote
-		}
-	}
-	if set.input == nil {
+func newOptionSet(recs []Record, idx *recordIndex, sem func(id string) (Semantics, bool)) *optionSet {
+	set := &optionSet{recs: recs, idx: idx, sem: sem, opts: make([]atomic.Pointer[Option], len(recs))}
+	if idx.input >= 0 {
+		set.input = set.option(idx.input)
+	} else {
 		set.input = &Option{Record: &Record{Name: "<input>", ID: "INPUT", Kind: Input}}
 	}
-	if set.unknown == nil {
+	if idx.unknown >= 0 {
+		set.unknown = set.option(idx.unknown)
+	} else {
 		set.unknown = &Option{Record: &Record{Name: "<unknown>", ID: "UNKNOWN", Kind: Unknown}}
 	}
 	return set
 }
 
+// option returns the option of recs[i], made on first use: the options
+// of its alias and group first (each option is made once: concurrent
+// callers get the same).
+func (set *optionSet) option(i int32) *Option {
+	p := &set.opts[i]
+	if o := p.Load(); o != nil {
+		return o
+	}
+	r := &set.recs[i]
+	o := &Option{Record: r}
+	if a := set.idx.alias[i]; a >= 0 {
+		o.alias = set.option(a)
+	}
+	if g := set.idx.group[i]; g >= 0 {
+		o.group = set.option(g)
+	}
+	if s, own := set.sem(r.ID); own {
+		o.Value, o.Uncacheable, o.NoRemote = s.Value, s.Uncacheable, s.NoRemote
+	} else if o.alias != nil {
+		u := o.Unaliased()
+		o.Value, o.Uncacheable, o.NoRemote = u.Value, u.Uncacheable, u.NoRemote
+	}
+	if p.CompareAndSwap(nil, o) {
+		return o
+	}
+	return p.Load()
+}
+
 // newTable builds a table from records in the tool's search order, with
 // the semantics sem (by ID) laid over them.
 func newTable(tool string, vis Visibility, recs []Record, sem map[string]Semantics) *Table {
-	return newOptionSet(recs, sem).table(tool, vis)
+	return newOptionSet(recs, buildIndex(recs), func(id string) (Semantics, bool) {
+		s, ok := sem[id]
+		return s, ok
+	}).table(tool, vis)
 }
 
 // table returns the table of the options of set that vis selects.
@@ -245,15 +239,20 @@ func (set *optionSet) table(tool string, vis Visibility) *Table {
 }
 
 // Lookup returns the option with the table's identifier id, or nil.
-func (t *Table) Lookup(id string) *Option { return t.byID[id] }
+func (t *Table) Lookup(id string) *Option {
+	if i := t.idx.lastOfID(t.recs, id); i >= 0 {
+		return t.option(i)
+	}
+	return nil
+}
 
 // Options returns every option of the table the tool accepts, in the
 // table's order.
 func (t *Table) Options() []*Option {
 	var out []*Option
-	for _, o := range t.all {
-		if o.Kind != Group && o.Kind != Input && o.Kind != Unknown && o.Visibility&t.Visibility != 0 {
-			out = append(out, o)
+	for i := range t.recs {
+		if r := &t.recs[i]; named(r.Kind) && r.Visibility&t.Visibility != 0 {
+			out = append(out, t.option(int32(i)))
 		}
 	}
 	return out
@@ -268,7 +267,9 @@ type Semantics struct {
 
 // clangOptions returns clang's options with offcc's semantics, made once.
 var clangOptions = sync.OnceValue(func() *optionSet {
-	return newOptionSet(clangRecords, clangSemantics())
+	return newOptionSet(clangRecords, &clangIndex, func(id string) (Semantics, bool) {
+		return semanticsOf(clangGroups, id)
+	})
 })
 
 // clangTableSet is clang's driver, -cc1 and -cc1as tables over its options.
@@ -306,11 +307,4 @@ func (e *MissingValueError) Error() string {
 }
 
 // hasPrefixIn reports whether s starts with one of the table's prefixes.
-func (t *Table) hasPrefixIn(s string) bool {
-	for _, p := range t.prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}
+func (t *Table) hasPrefixIn(s string) bool { return t.idx.hasPrefixIn(s) }
