@@ -26,6 +26,15 @@ type CachedRun interface {
 	Done(stdout, stderr []byte, err error)
 }
 
+// Flusher is a Cache that may keep restored outputs in memory, unwritten,
+// while only cache hits need them (package cache keeps those in the
+// build's temporary directory). Execute calls Flush before it runs an
+// action the cache did not serve, expansions included: that action may
+// read them. An error fails the action.
+type Flusher interface {
+	Flush() error
+}
+
 // HitObserver is an Observer that is also told which actions were cache
 // hits (the progress line counts them).
 type HitObserver interface {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/offcc/offcc/internal/atomicfile"
 )
@@ -29,12 +30,15 @@ func JoinDiagnosticDir(dir, name string) string {
 // diagLocationRE matches the file name a diagnostic line starts with: any
 // colour codes, "In file included from " where clang prints it, then the
 // name up to ":<line>".
-var diagLocationRE = regexp.MustCompile(`^((?:\x1b\[[0-9;]*m)*(?:In file included from )?(?:\x1b\[[0-9;]*m)*)([^ :\x1b][^:\x1b]*)(:[0-9])`)
+// (Compiled on first use: most processes never print a diagnostic.)
+var diagLocationRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^((?:\x1b\[[0-9;]*m)*(?:In file included from )?(?:\x1b\[[0-9;]*m)*)([^ :\x1b][^:\x1b]*)(:[0-9])`)
+})
 
 // RewriteDiagnosticLine returns line with the file name it starts with
 // (see diagLocationRE) joined to dir by JoinDiagnosticDir.
 func RewriteDiagnosticLine(dir string, line []byte) []byte {
-	m := diagLocationRE.FindSubmatchIndex(line)
+	m := diagLocationRE().FindSubmatchIndex(line)
 	if m == nil {
 		return line
 	}

@@ -612,6 +612,13 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 			}
 		}()
 	}
+	if f, ok := e.opt.Cache.(Flusher); ok {
+		// The action may read outputs the cache restored for hits.
+		if err := f.Flush(); err != nil {
+			r.err, r.code = err, 1
+			return r
+		}
+	}
 	switch {
 	case a.Expand != nil:
 		r.err = inProcess(func() error {

@@ -66,6 +66,10 @@ type indexJSON struct {
 	// Signature signs the rest of the index and the entry's key (see
 	// SignEntry).
 	Signature *trust.Signature `json:"signature,omitempty"`
+
+	// recordRaw is Record's bytes, when fastIndex read it (Record is
+	// then "").
+	recordRaw []byte
 }
 
 type blobJSON struct {
@@ -109,11 +113,17 @@ func DecodeIndex(data []byte) (*Entry, error) {
 	if Sum(sha256.Sum256(body)) != want {
 		return nil, errors.New("index: checksum mismatch")
 	}
-	var ij indexJSON
-	if err := json.Unmarshal(body, &ij); err != nil {
-		return nil, fmt.Errorf("index: %v", err)
+	ij, ok := fastIndex(body)
+	if !ok {
+		ij = &indexJSON{}
+		if err := json.Unmarshal(body, ij); err != nil {
+			return nil, fmt.Errorf("index: %v", err)
+		}
 	}
-	e := &Entry{Kind: ij.Kind, Record: []byte(ij.Record), Signature: ij.Signature}
+	e := &Entry{Kind: ij.Kind, Record: ij.recordRaw, Signature: ij.Signature}
+	if e.Record == nil {
+		e.Record = []byte(ij.Record)
+	}
 	if ij.RecordBytes != nil {
 		if ij.Record != "" || utf8.Valid(ij.RecordBytes) {
 			return nil, errors.New("index: record given twice or as bytes that are UTF-8")
@@ -157,7 +167,7 @@ func validBlobName(name string) bool {
 func (s *DirStore) Get(key Sum) (*Entry, error) {
 	dir := s.EntryDir(key)
 	name := filepath.Join(dir, indexName)
-	data, err := readSmall(name, maxIndexSize)
+	data, info, err := readSmallStat(name, maxIndexSize)
 	if err != nil {
 		return nil, ErrNotFound
 	}
@@ -169,7 +179,7 @@ func (s *DirStore) Get(key Sum) (*Entry, error) {
 		e.Blobs[i].Path = filepath.Join(dir, e.Blobs[i].Name)
 	}
 	now := time.Now()
-	if info, err := os.Stat(name); err == nil {
+	if info != nil {
 		e.Used = info.ModTime()
 		if now.Sub(info.ModTime()) > s.RefreshAge {
 			os.Chtimes(name, now, now) // best effort: a failure only ages the entry
@@ -177,6 +187,41 @@ func (s *DirStore) Get(key Sum) (*Entry, error) {
 		}
 	}
 	return e, nil
+}
+
+// readSmallStat reads a file of at most limit bytes, and stats it (the
+// stat is nil if that fails).
+func readSmallStat(name string, limit int64) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		info = nil
+	}
+	size := int64(512)
+	if info != nil && info.Size() < limit {
+		size = info.Size() + 1 // one more to see the end
+	}
+	data := make([]byte, 0, size)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > limit {
+			return nil, nil, errors.New("too large")
+		}
+		if err == io.EOF {
+			return data, info, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // readSmall reads a file of at most limit bytes.

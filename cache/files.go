@@ -129,7 +129,8 @@ func hashFile(name string, temp []byte) *fileInfo {
 	// needle less a byte.
 	keep := max(len(temp), len("__TIMESTAMP__")) - 1
 	h := sha256.New()
-	buf := make([]byte, 64<<10)
+	// (A small file needs no 64 KiB buffer: a build hashes tens.)
+	buf := make([]byte, min(64<<10, max(512, st.Size()+1)))
 	tail := make([]byte, 0, 2*keep)
 	for {
 		n, rerr := f.Read(buf)
@@ -179,10 +180,19 @@ func (d *fileDigests) peek(name string) *fileInfo {
 }
 
 // statPath stats a file, following links as the compiler opening it does.
+// (A lookup stats every header a compile read: the system call alone,
+// without os.Stat's FileInfo.)
 func statPath(name string) (FileStat, error) {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return FileStat{}, err
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(name, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return FileStat{}, &os.PathError{Op: "stat", Path: name, Err: err}
+		}
+		break
 	}
-	return statOf(fi), nil
+	return FileStat{Size: st.Size, Mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, Dev: uint64(st.Dev), Ino: st.Ino}, nil
 }

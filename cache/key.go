@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/ompinfo"
@@ -329,10 +330,7 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 // cache keys them), and the linker beside it.
 func (s *Session) keyTool(k *keyText, argv []string) {
 	exe := argv[0]
-	real, err := filepath.EvalSymlinks(exe)
-	if err != nil {
-		real = exe
-	}
+	real := s.realPath(exe)
 	k.add("exe", toolchain.ToolName(exe), s.tools.digest(real))
 	for _, lib := range s.libraries(real) {
 		k.add("library", lib[0], s.tools.digest(lib[1]))
@@ -340,6 +338,25 @@ func (s *Session) keyTool(k *keyText, argv []string) {
 	if toolchain.ToolName(exe) == "clang" && (len(argv) < 2 || argv[1] != "-cc1" && argv[1] != "-cc1as") {
 		s.driverFacts(k, real, argv[1:])
 	}
+}
+
+// realPath returns where exe leads after symbolic links (exe itself if
+// that cannot be found), memoised per build as the tools' digests are.
+func (s *Session) realPath(exe string) string {
+	s.mu.Lock()
+	real, ok := s.reals[exe]
+	s.mu.Unlock()
+	if ok {
+		return real
+	}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		real = exe
+	}
+	s.mu.Lock()
+	s.reals[exe] = real
+	s.mu.Unlock()
+	return real
 }
 
 // libraries returns the LLVM libraries (name, path) an executable loads,
@@ -457,6 +474,10 @@ func (s *Session) offloadInfo(clang string, sum Sum, path string) string {
 			once.value = string(e.Record)
 			return
 		}
+		// llvm-dis reads the file, which a hit may have left in memory.
+		if s.Flush() != nil {
+			return
+		}
 		d, err := ompinfo.Digest(context.Background(), dis, path)
 		if err != nil {
 			return
@@ -477,6 +498,52 @@ type derivedDigest struct {
 
 // exists reports whether a path exists (for shadowing checks).
 func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
+	var st syscall.Stat_t
+	for {
+		err := syscall.Lstat(p, &st)
+		if err != syscall.EINTR {
+			return err == nil
+		}
+	}
+}
+
+// pathProbes memoises, for one build, the shadowing checks of its lookups
+// (see Session.present): the headers five device compiles read are looked
+// up in the same directories, most of which do not exist.
+type pathProbes struct {
+	mu    sync.Mutex
+	dirs  map[string]bool // a directory (or other file) that lstat finds
+	paths map[string]bool
+}
+
+// present reports whether p exists (lstat finds it), as the build first
+// saw it, as the headers' digests are (fileDigests). A path whose
+// directory lstat does not find does not exist: its lookup would fail at
+// the same name (or earlier), so the directory answers for all its
+// entries, one lstat for the tens of names probed in a missing include
+// directory.
+func (pp *pathProbes) present(p string) bool {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.dirs == nil {
+		pp.paths, pp.dirs = map[string]bool{}, map[string]bool{}
+	}
+	// (The directory as a prefix of p: what the lookup of p walks first.)
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		d := p[:i]
+		there, ok := pp.dirs[d]
+		if !ok {
+			there = exists(d)
+			pp.dirs[d] = there
+		}
+		if !there {
+			return false
+		}
+	}
+	v, ok := pp.paths[p]
+	if !ok {
+		v = exists(p)
+		pp.paths[p] = v
+	}
+	return v
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -230,6 +231,53 @@ func TestUncacheable(t *testing.T) {
 	for _, tt := range tests {
 		if got := k.s.uncacheable(tt.a); got != tt.why {
 			t.Errorf("%s: uncacheable = %q, want %q", tt.name, got, tt.why)
+		}
+	}
+}
+
+func TestKeyTextQuote(t *testing.T) {
+	for _, v := range []string{"", "plain", "with space", "q\"uote", "back\\slash", "tab\t", "nl\n", "\x7f", "\x00", "é", "\xff", "~!@#$%^&*()_+`-={}[]|:;'<>?,./", "😀"} {
+		var k keyText
+		k.quote(v)
+		if got, want := k.String(), strconv.Quote(v); got != want {
+			t.Errorf("quote(%q) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestPathProbes checks that the memoised shadowing checks answer as
+// exists does, for paths under missing directories, under files, under
+// existing directories, relative and at the root.
+func TestPathProbes(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"inc/a.h", "inc/sub/b.h", "file"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("inc", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"inc/a.h", "inc/x.h", "inc/sub/b.h", "inc/sub/c.h", "inc/none/a.h", "inc/none/deeper/a.h",
+		"file/a.h", "link/a.h", "link/x.h", "a.h", "file", "/", "/nonexistent-offcc-dir/x.h", "inc/../inc/a.h", "none/../inc/a.h"}
+	for _, p := range paths {
+		paths = append(paths, filepath.Join(dir, p))
+	}
+	var pp pathProbes
+	for round := 0; round < 2; round++ {
+		for _, p := range paths {
+			if got, want := pp.present(p), exists(p); got != want {
+				t.Errorf("present(%q) = %v, exists says %v", p, got, want)
+			}
 		}
 	}
 }

@@ -51,6 +51,9 @@ type header struct {
 }
 
 func decodeManifest(data []byte) (*manifest, error) {
+	if m, ok := fastManifest(data); ok {
+		return m, nil
+	}
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
@@ -110,7 +113,7 @@ func (s *Session) candidateMismatch(c *candidate, ak *actionKey) string {
 		}
 	}
 	for _, p := range c.Absent {
-		if exists(p) {
+		if s.probes.present(p) {
 			return fmt.Sprintf("new file %s shadows a header it read", p)
 		}
 	}

@@ -23,6 +23,10 @@ type SessionOptions struct {
 	// TempDir is the build's private temporary directory: files in it
 	// are named in keys by role, not by path.
 	TempDir string
+	// PrepareTempDir, when non-nil, makes TempDir if it is not made yet:
+	// the session calls it before it writes a file there (Flush, a
+	// restored output it does not keep in memory).
+	PrepareTempDir func() error
 	// Self is the offcc executable, whose bytes key in-process steps.
 	Self string
 	// Env is the build's environment.
@@ -48,6 +52,7 @@ type Session struct {
 	store   Store
 	layered *Layered // store, when a shared cache is behind the local one
 	tempDir string
+	prepare func() error // SessionOptions.PrepareTempDir
 	self    string
 	env     map[string]string // the build's environment, last value of a name
 	label   string
@@ -55,13 +60,22 @@ type Session struct {
 	warn    func(string)
 	warned  sync.Once
 
-	files *fileDigests
-	tools *toolDigests
+	files  *fileDigests
+	tools  *toolDigests
+	probes pathProbes // shadowing checks of lookups
 
 	pending sync.WaitGroup // entries being written
 
+	// deferred are restored outputs in the temporary directory that no
+	// action has needed yet (see restore); deferMu is held while they
+	// are written.
+	deferMu     sync.Mutex
+	deferred    []deferredFile
+	deferredLen int64
+
 	mu      sync.Mutex
 	libs    map[string][][2]string
+	reals   map[string]string // executables' paths after links
 	derived map[Sum]*derivedDigest
 	stats   Stats
 	wrote   bool
@@ -74,10 +88,10 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 		tempDir = "\x00no temporary directory"
 	}
 	s := &Session{
-		c: c, store: c.Store, tempDir: tempDir, self: opt.Self, env: envMap(opt.Env),
+		c: c, store: c.Store, tempDir: tempDir, prepare: opt.PrepareTempDir, self: opt.Self, env: envMap(opt.Env),
 		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
 		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
-		libs: map[string][][2]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
+		libs: map[string][][2]string{}, reals: map[string]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
 	if c.Remote != nil {
 		s.layered = &Layered{Local: c.Store, Remote: c.Remote, ReadOnly: c.RemoteReadOnly || !c.Writable(),
@@ -204,7 +218,9 @@ func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
 		return nil, false
 	}
 	var rec resultRecord
-	if json.Unmarshal(e.Record, &rec) != nil {
+	if fast, ok := fastResult(e.Record); ok {
+		rec = *fast
+	} else if json.Unmarshal(e.Record, &rec) != nil {
 		s.store.Remove(rk)
 		return nil, false
 	}
@@ -215,9 +231,23 @@ func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
 		}
 	}
 	var bytes int64
+	var later []deferredFile
 	for i, out := range a.Outputs {
 		b := e.Blobs[i]
-		if err := s.writeBlob(out.Path, b); err != nil {
+		var err error
+		deferred := s.deferrable(out.Path, b.Size, bytesOf(later))
+		if deferred {
+			var data []byte
+			if data, err = s.readBlob(b); err == nil {
+				later = append(later, deferredFile{path: out.Path, data: data, mode: b.Mode})
+			}
+		} else {
+			err = s.prepareTemp(out.Path)
+			if err == nil {
+				err = s.writeBlob(out.Path, b)
+			}
+		}
+		if err != nil {
 			var be *blobError
 			if errors.As(err, &be) {
 				// The entry is damaged or vanished: the run that
@@ -228,14 +258,130 @@ func (s *Session) restore(a *actions.Action, rk Sum) (*resultRecord, bool) {
 			return nil, false
 		}
 		fi := &fileInfo{sum: b.Sum}
-		if st, err := statPath(out.Path); err == nil {
-			fi.stat = st
+		if !deferred {
+			if st, err := statPath(out.Path); err == nil {
+				fi.stat = st
+			}
 		}
 		s.files.set(out.Path, fi)
 		bytes += b.Size
 	}
+	if len(later) > 0 {
+		s.deferMu.Lock()
+		s.deferred = append(s.deferred, later...)
+		s.deferredLen += bytesOf(later)
+		s.deferMu.Unlock()
+	}
 	s.count(a, func(k *KindStats) { k.RestoredBytes += bytes })
 	return &rec, true
+}
+
+// prepareTemp makes the temporary directory, if path is in it.
+func (s *Session) prepareTemp(path string) error {
+	if s.prepare == nil || !strings.HasPrefix(path, s.tempDir+string(filepath.Separator)) {
+		return nil
+	}
+	return s.prepare()
+}
+
+// deferredFile is a restored output not written yet: its bytes, checked
+// against the entry's digest as they were read.
+type deferredFile struct {
+	path string
+	data []byte
+	mode uint32
+}
+
+func bytesOf(files []deferredFile) int64 {
+	var n int64
+	for _, f := range files {
+		n += int64(len(f.data))
+	}
+	return n
+}
+
+// The most bytes of one restored output, and of all of a build's, that
+// wait in memory to be written (see deferrable).
+const (
+	maxDeferredFile  = 16 << 20
+	maxDeferredBytes = 64 << 20
+)
+
+// deferrable reports whether a restored output of size bytes may wait in
+// memory until an action needs it (Flush): a file in the build's
+// temporary directory, which only the build's own actions read, of at
+// most maxDeferredFile bytes, while those waiting (and pending more, of
+// the same entry) stay under maxDeferredBytes. A build whose every action
+// hits writes none of them: only the outputs the user asked for. Their
+// bytes are verified as they are read, as an output written at once is;
+// a damaged entry is a miss either way.
+func (s *Session) deferrable(path string, size, pending int64) bool {
+	if !strings.HasPrefix(path, s.tempDir+string(filepath.Separator)) || size > maxDeferredFile {
+		return false
+	}
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	return s.deferredLen+pending+size <= maxDeferredBytes
+}
+
+// readBlob reads a blob's bytes, verifying them; a fault of the blob is a
+// *blobError.
+func (s *Session) readBlob(b Blob) ([]byte, error) {
+	src, err := s.store.OpenBlob(b)
+	if err != nil {
+		return nil, &blobError{err}
+	}
+	defer src.Close()
+	data := make([]byte, b.Size)
+	if _, err := io.ReadFull(src, data); err != nil {
+		return nil, &blobError{err}
+	}
+	// The verifier checks the digest at the end, and that there is no
+	// more.
+	if n, err := src.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			err = ErrCorrupt
+		}
+		return nil, &blobError{err}
+	}
+	return data, nil
+}
+
+// Flush makes the temporary directory (SessionOptions.PrepareTempDir)
+// and writes the restored outputs that wait in memory (see deferrable).
+// The executor calls it before an action that the cache did not serve
+// runs (actions.Flusher): that action, or an expansion, may read them and
+// write into the directory. It returns the first failure.
+func (s *Session) Flush() error {
+	if s.prepare != nil {
+		// (The action about to run writes its outputs there.)
+		if err := s.prepare(); err != nil {
+			return err
+		}
+	}
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	for len(s.deferred) > 0 {
+		f := s.deferred[0]
+		mode := os.FileMode(f.mode)
+		if mode == 0 {
+			mode = 0o666
+		}
+		if err := atomicfile.Write(f.path, f.data, mode); err != nil {
+			return fmt.Errorf("cannot write %s restored from the build cache: %v", f.path, err)
+		}
+		if st, err := statPath(f.path); err == nil {
+			if fi := s.files.peek(f.path); fi != nil {
+				written := *fi
+				written.stat = st
+				s.files.set(f.path, &written)
+			}
+		}
+		s.deferred[0] = deferredFile{}
+		s.deferred = s.deferred[1:]
+		s.deferredLen -= int64(len(f.data))
+	}
+	return nil
 }
 
 // blobError is a stored blob that cannot be read or is not its bytes.

@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -116,13 +118,43 @@ func (c *Cache) addStats(st Stats) {
 		return
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	// The shard is rewritten in place, under its lock (readers take it
+	// shared): a new file and a rename cost more than the rest of a
+	// build that hits. The counts only grow, and shorter JSON is padded
+	// with spaces to the old length, so one write replaces the whole.
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return
+	}
+	defer f.Close()
 	var cur Stats
-	if data, err := os.ReadFile(name); err == nil {
-		json.Unmarshal(data, &cur) // a damaged file starts again from zero
+	old, _ := io.ReadAll(f)
+	if fast, ok := fastStats(old); ok {
+		cur = *fast
+	} else {
+		json.Unmarshal(old, &cur) // a damaged file starts again from zero
 	}
 	cur.Add(st)
-	data, _ := json.Marshal(cur)
-	atomicfile.Write(name, data, 0o666)
+	data, ok := appendStats(nil, &cur)
+	if !ok {
+		data, _ = json.Marshal(cur)
+	}
+	if n := len(old) - len(data); n > 0 {
+		data = append(data, bytes.Repeat([]byte{' '}, n)...)
+	}
+	f.WriteAt(data, 0)
+}
+
+// readShard reads a statistics shard under its lock, shared (see
+// addStats).
+func readShard(name string) ([]byte, error) {
+	if lock, err := os.Open(name + ".lock"); err == nil {
+		defer lock.Close()
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_SH) == nil {
+			defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		}
+	}
+	return os.ReadFile(name)
 }
 
 // ReadStats returns the cache's statistics: the sum of its shards.
@@ -130,8 +162,12 @@ func (c *Cache) ReadStats() Stats {
 	var total Stats
 	total.Kinds = map[string]*KindStats{}
 	for i := 0; i < statsShards; i++ {
-		data, err := os.ReadFile(filepath.Join(c.statsDir(), strconv.Itoa(i)))
+		data, err := readShard(filepath.Join(c.statsDir(), strconv.Itoa(i)))
 		if err != nil {
+			continue
+		}
+		if fast, ok := fastStats(data); ok {
+			total.Add(*fast)
 			continue
 		}
 		var st Stats

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -143,9 +144,23 @@ func (k *keyText) add(name string, values ...string) {
 	k.WriteString(name)
 	for _, v := range values {
 		k.WriteByte(' ')
-		k.WriteString(strconv.Quote(v))
+		k.quote(v)
 	}
 	k.WriteByte('\n')
+}
+
+// quote writes strconv.Quote(v): directly when v is printable ASCII
+// without a quote or a backslash, which Quote leaves as it is.
+func (k *keyText) quote(v string) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			k.WriteString(strconv.Quote(v))
+			return
+		}
+	}
+	k.WriteByte('"')
+	k.WriteString(v)
+	k.WriteByte('"')
 }
 
 // fileIdentity describes a file that changes whenever a package manager
@@ -212,10 +227,33 @@ func DriverLibraries(exe string) [][]string {
 	return libs
 }
 
+// elfDynamics memoises elfDynamic in the process, by path and identity:
+// the plan cache and the build cache both ask for clang's libraries.
+var elfDynamics sync.Map // elfDynamicKey -> [2][]string
+
+type elfDynamicKey struct{ name, identity string }
+
 // elfDynamic returns an ELF file's DT_NEEDED entries and its DT_RUNPATH
-// and DT_RPATH entries, reading its dynamic section once (elf.File's
-// DynString reads it per tag).
+// and DT_RPATH entries (memoised; the slices must not be changed).
 func elfDynamic(name string) (needed, runpath []string) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, nil
+	}
+	k := elfDynamicKey{name, fileIdentity(fi)}
+	if v, ok := elfDynamics.Load(k); ok {
+		r := v.([2][]string)
+		return r[0], r[1]
+	}
+	needed, runpath = readELFDynamic(name)
+	elfDynamics.Store(k, [2][]string{needed, runpath})
+	return needed, runpath
+}
+
+// readELFDynamic returns an ELF file's DT_NEEDED entries and its
+// DT_RUNPATH and DT_RPATH entries, reading its dynamic section once
+// (elf.File's DynString reads it per tag).
+func readELFDynamic(name string) (needed, runpath []string) {
 	f, err := elf.Open(name)
 	if err != nil {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/offcc/offcc/options"
 )
@@ -213,9 +214,10 @@ func readCUIDArgs(args []*options.Arg) (cl cuidCommandLine, ok bool) {
 	return cl, true
 }
 
+// (Compiled on first use, not by every process at start.)
 var (
-	amdArchRE    = regexp.MustCompile(`^gfx[0-9a-z]+(-[0-9a-z]+)*(:[0-9a-z-]+[+-])*$`)
-	nvidiaArchRE = regexp.MustCompile(`^sm_[0-9]+[af]?$`)
+	amdArchRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gfx[0-9a-z]+(-[0-9a-z]+)*(:[0-9a-z-]+[+-])*$`) })
+	nvidiaArchRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sm_[0-9]+[af]?$`) })
 )
 
 // offloadTripleArch returns the architecture part of the device triple clang
@@ -223,9 +225,9 @@ var (
 // when offcc does not know it. NVIDIA's assumes a 64-bit host.
 func offloadTripleArch(arch string) string {
 	switch {
-	case amdArchRE.MatchString(arch):
+	case amdArchRE().MatchString(arch):
 		return "amdgcn"
-	case nvidiaArchRE.MatchString(arch):
+	case nvidiaArchRE().MatchString(arch):
 		return "nvptx64"
 	}
 	return ""

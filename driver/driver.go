@@ -11,12 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -50,6 +53,10 @@ type Invocation struct {
 	// Exec replaces the process with clang when offcc has nothing to add
 	// (syscall.Exec); nil runs clang as a child and returns its status.
 	Exec func(path string, argv, env []string) error
+
+	// ensureTemp makes the build's temporary directory if it is not made
+	// yet (see tempDir); nil when there is none to make.
+	ensureTemp func() error
 
 	// keys are the process's signing and trusted keys, read once for the
 	// shared cache and the build farm (see trustKeys).
@@ -260,18 +267,23 @@ func (inv *Invocation) tempRoot() string {
 func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) int {
 	dryRun := opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != ""
 	root := inv.tempRoot()
-	// Every temporary of this build lives in one private directory,
-	// removed whatever happens. clang needs it to exist even for -###.
-	tempDir, err := os.MkdirTemp(root, "offcc-")
-	if err != nil {
-		return inv.errorf("cannot create temporary directory: %v", err)
-	}
-	defer os.RemoveAll(tempDir)
-
 	var plans *planCache
 	if !dryRun {
 		plans = newPlanCache(c, inv.getenv)
 	}
+	// Every temporary of this build lives in one private directory,
+	// removed whatever happens. clang needs it to exist even for -###.
+	// A build that the plan cache and the build cache serve whole writes
+	// nothing there: with both caches on (and no build farm), it is made
+	// when something is first written in it.
+	remote := opts.RemoteExec != "" || !opts.NoRemoteExec && inv.getenv("OFFCC_REMOTE_EXEC") != ""
+	temp, err := newTempDir(root, dryRun || plans == nil || remote)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	defer temp.remove()
+	tempDir := temp.path
+	inv.ensureTemp = temp.ensure
 	clangArgs := opts.ClangArgs
 	var syclbin *syclbinBuild
 	if opts.SYCLBIN != "" {
@@ -338,7 +350,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 				s.CountUncacheable(fallback)
 				s.Close()
 			}
-			os.RemoveAll(tempDir) // Exec does not return
+			temp.remove() // Exec does not return
 			return inv.runClang(llvm.Clang(), opts)
 		}
 		// offcc's own outputs (the graph, the trace) describe a plan of
@@ -549,7 +561,7 @@ func (f *farmClient) Close() {
 func (inv *Invocation) newSession(c *cache.Cache, tempDir string, opts *Options) *cache.Session {
 	cwd, _ := os.Getwd()
 	so := cache.SessionOptions{
-		TempDir: tempDir, Self: inv.Self, Env: inv.Env,
+		TempDir: tempDir, PrepareTempDir: inv.ensureTemp, Self: inv.Self, Env: inv.Env,
 		Label: cwd + "\x00" + strings.Join(opts.Inputs, "\x00"),
 		Warn:  func(msg string) { inv.warnf("%s", msg) },
 	}
@@ -675,3 +687,51 @@ func (inv *Invocation) concurrency(opts *Options) (int, *actions.Jobserver, erro
 
 // ExecClang is the default Invocation.Exec: it replaces the process.
 func ExecClang(path string, argv, env []string) error { return syscall.Exec(path, argv, env) }
+
+// tempDir is a build's private temporary directory: made at once, or
+// named at once and made on first use (ensure), so that a build whose
+// every job is a cache hit creates and removes no directory.
+type tempDir struct {
+	path string
+	once sync.Once
+	err  error
+	made atomic.Bool
+}
+
+// newTempDir returns a new temporary directory under root, made now if
+// now is set.
+func newTempDir(root string, now bool) (*tempDir, error) {
+	if now {
+		p, err := os.MkdirTemp(root, "offcc-")
+		if err != nil {
+			return nil, fmt.Errorf("cannot create temporary directory: %v", err)
+		}
+		t := &tempDir{path: p}
+		t.once.Do(func() {})
+		t.made.Store(true)
+		return t, nil
+	}
+	// A name no other process picks (its 64 random bits): it cannot be
+	// changed once the plan names it, so Mkdir's refusal of an existing
+	// directory is an error, not a retry.
+	return &tempDir{path: filepath.Join(root, "offcc-"+strconv.FormatUint(rand.Uint64(), 36))}, nil
+}
+
+// ensure makes the directory (mode 0700) unless it is made.
+func (t *tempDir) ensure() error {
+	t.once.Do(func() {
+		if err := os.Mkdir(t.path, 0o700); err != nil {
+			t.err = fmt.Errorf("cannot create temporary directory: %v", err)
+			return
+		}
+		t.made.Store(true)
+	})
+	return t.err
+}
+
+// remove removes the directory and everything in it, if it was made.
+func (t *tempDir) remove() {
+	if t.made.Load() {
+		os.RemoveAll(t.path)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/objfile"
@@ -274,7 +275,7 @@ func (p *planner) bindObjectGenerator(j *clangJob) error {
 	// symbols (__hip_fatbin_<CUID>), and the file is only a header.
 	var reads []*actions.Artifact
 	planned := ""
-	if m := incbinLine.FindStringSubmatch(j.script); m != nil {
+	if m := incbinLine().FindStringSubmatch(j.script); m != nil {
 		fatbin, err := p.input(j, m[1])
 		if err != nil {
 			return err
@@ -315,7 +316,8 @@ func (p *planner) bindObjectGenerator(j *clangJob) error {
 }
 
 // incbinLine finds the fat binary an object generator embeds.
-var incbinLine = regexp.MustCompile(`(?m)^  \.incbin "([^"\\]*)"$`)
+// (Compiled on first use: only HIP -fgpu-rdc links need it.)
+var incbinLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^  \.incbin "([^"\\]*)"$`) })
 
 // bindHostLink adds the host link clang's driver runs itself (ld), reading
 // the temporaries earlier jobs write and writing the program.

@@ -277,6 +277,11 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 			}
 		}
 	}
+	if inv.ensureTemp != nil {
+		if err := inv.ensureTemp(); err != nil {
+			return nil, nil, err
+		}
+	}
 	env := append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
 	argv, cleanup, err := actions.ResponseFileCommand(clang, append([]string{inv.prog()}, args...), env, tempDir, 0)
 	if err != nil {
