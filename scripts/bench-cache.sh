@@ -288,14 +288,14 @@ cp -a "$cc/loc-ck" "$cc/loc-ck-primed"
 for ((i = 1; i <= RUNS; i++)); do
 	line=""
 	if [ "$has_cache" = 1 ]; then
-		time_one "$(t l_fresh)" with_env OFFCC_CACHE_DIR="$oc/loc" OFFCC_BASE_DIR="$loc/ckA" -- abs_build "$loc/ckA/b-off$i" "CMakeFiles/o$i.dir/bench.c.o" "$OFFCC"
+		time_one "$(t l_fresh)" with_env OFFCC_CACHE_DIR="$oc/loc" OFFCC_BASE_DIR="$loc/ckA" -- abs_build "$loc/ckA/b-off$i" "CMakeFiles/k.dir/bench-$i.c.o" "$OFFCC"
 		restore "$oc/loc-ck2" "$oc/loc-ck-primed"
 		restore "$loc/ck-off$i" "$loc/ckA"
 		time_one "$(t l_ck2)" with_env OFFCC_CACHE_DIR="$oc/loc-ck2" -- rel_build "$loc/ck-off$i" "$OFFCC"
 		cmp -s "$loc/ck-off$i/bench.o" "$loc/ckA/bench.o" || { echo "bench: the second checkout's object differs from the first's" >&2; exit 1; }
 		line+="offcc fresh dir $(tail -1 "$(t l_fresh)" | cut -d' ' -f1)s, second checkout $(tail -1 "$(t l_ck2)" | cut -d' ' -f1)s, "
 	fi
-	time_one "$(t l_cc_fresh)" with_env CCACHE_DIR="$cc/loc" CCACHE_BASEDIR="$loc/ckA" -- abs_build "$loc/ckA/b-cc$i" "CMakeFiles/o$i.dir/bench.c.o" "$CCACHE" "$CLANG"
+	time_one "$(t l_cc_fresh)" with_env CCACHE_DIR="$cc/loc" CCACHE_BASEDIR="$loc/ckA" -- abs_build "$loc/ckA/b-cc$i" "CMakeFiles/k.dir/bench-$i.c.o" "$CCACHE" "$CLANG"
 	restore "$cc/loc-ck2" "$cc/loc-ck-primed"
 	restore "$loc/ck-cc$i" "$loc/ckA"
 	time_one "$(t l_cc_ck2)" with_env CCACHE_DIR="$cc/loc-ck2" -- rel_build "$loc/ck-cc$i" "$CCACHE" "$CLANG"
