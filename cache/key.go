@@ -316,7 +316,7 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	}
 	ak := &actionKey{frontEndOpenMP: frontEndOpenMP && fromSource, stableNames: stable}
 	if isCC1 {
-		ak.searchDirs = searchDirs(args())
+		ak.searchDirs = options.HeaderSearchDirs(args())
 	}
 	ak.text = k.String()
 	ak.sum = sha256.Sum256([]byte(ak.text))
@@ -395,48 +395,6 @@ func (s *Session) driverFacts(k *keyText, exe string, args []string) {
 	for _, ld := range []string{"ld.lld", "lld"} {
 		k.add("linker", ld, s.tools.digest(filepath.Join(dir, ld)))
 	}
-}
-
-// The groups of include directories, in the order the preprocessor
-// searches them.
-const (
-	quoteDirs = iota
-	angledDirs
-	systemDirs
-	afterDirs
-	dirGroups
-)
-
-// searchGroups are the groups of the cc1 options that add include
-// directories, by option ID.
-var searchGroups = map[string]int{
-	"iquote":  quoteDirs,
-	"I":       angledDirs,
-	"isystem": systemDirs, "internal_isystem": systemDirs, "internal_externc_isystem": systemDirs,
-	"c_isystem": systemDirs, "cxx_isystem": systemDirs, "objc_isystem": systemDirs, "objcxx_isystem": systemDirs,
-	"idirafter": afterDirs, "isystem_after": afterDirs,
-}
-
-// searchDirs returns the include search directories of a cc1 command's
-// arguments in the order the preprocessor searches them.
-func searchDirs(args []*options.Arg) []string {
-	var groups [dirGroups][]string
-	for _, a := range args {
-		if g, ok := searchGroups[a.Option.ID]; ok && a.Value() != "" {
-			groups[g] = append(groups[g], a.Value())
-		}
-	}
-	var dirs []string
-	seen := map[string]bool{}
-	for _, list := range groups {
-		for _, d := range list {
-			if !seen[d] {
-				seen[d] = true
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	return dirs
 }
 
 // normalizedDigest hashes a file with every temporary path of olds

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/options"
 )
 
 func TestSearchDirs(t *testing.T) {
@@ -47,12 +48,12 @@ func TestSearchDirs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := searchDirs(commandArgs(append([]string{"/usr/bin/clang-22", "-cc1"}, tt.args...))); !slices.Equal(got, tt.want) {
-				t.Errorf("searchDirs(%q) = %q, want %q", tt.args, got, tt.want)
+			if got := options.HeaderSearchDirs(commandArgs(append([]string{"/usr/bin/clang-22", "-cc1"}, tt.args...))); !slices.Equal(got, tt.want) {
+				t.Errorf("HeaderSearchDirs(%q) = %q, want %q", tt.args, got, tt.want)
 			}
 		})
 	}
-	if got := searchDirs(commandArgs([]string{"-I/argv0"})); len(got) != 0 {
+	if got := options.HeaderSearchDirs(commandArgs([]string{"-I/argv0"})); len(got) != 0 {
 		t.Errorf("argv[0] taken as an option: %q", got)
 	}
 }

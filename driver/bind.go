@@ -132,14 +132,6 @@ func beforeInput(argv []string, args ...string) []string {
 	return append(out, argv[n-3:]...)
 }
 
-// includeSearchOptions are the cc1 options naming the directories a
-// -include or -imacros file is looked for in (after the working
-// directory).
-var includeSearchOptions = []string{
-	"I", "iquote", "isystem", "idirafter", "internal_isystem", "internal_externc_isystem",
-	"c_isystem", "cxx_isystem", "objc_isystem", "objcxx_isystem", "isystem_after",
-}
-
 // bindIncludeGraph makes a compile whose dependency file (the user's, as
 // -MMD writes it) leaves out system headers also write an include graph
 // (-dependency-dot) to the temporary directory: with the dependency file
@@ -157,7 +149,7 @@ func (p *planner) bindIncludeGraph(c *cc1Job, a *actions.Action) {
 		return
 	}
 	g := &actions.IncludeGraph{Sysroot: "/"}
-	var forced, dirs []string
+	var forced []string
 	for _, arg := range args {
 		switch {
 		case arg.Is("dependency_dot"):
@@ -173,10 +165,9 @@ func (p *planner) bindIncludeGraph(c *cc1Job, a *actions.Action) {
 			g.Sysroot = arg.Value()
 		case arg.Is("include") || arg.Is("imacros"):
 			forced = append(forced, arg.Value())
-		case slices.ContainsFunc(includeSearchOptions, arg.Is):
-			dirs = append(dirs, arg.Value())
 		}
 	}
+	dirs := options.HeaderSearchDirs(args)
 	for _, f := range forced {
 		g.Forced = append(g.Forced, f)
 		if filepath.IsAbs(f) {
