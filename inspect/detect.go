@@ -445,7 +445,9 @@ func (w *walker) fatbinWrappers(s objfile.Section) (*Node, error) {
 // bundleSectionPrefix starts the name of each section of an object bundle.
 const bundleSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__"
 
-// elfDescription names an ELF file's class, type and machine.
+// elfDescription names an ELF file's class, type and machine. An ET_DYN
+// file is a "PIE executable" when isPIE says so, a "shared object"
+// otherwise.
 func elfDescription(b []byte) string {
 	if len(b) < 20 {
 		return "ELF"
@@ -459,6 +461,9 @@ func elfDescription(b []byte) string {
 		order = binary.BigEndian
 	}
 	typ := map[uint16]string{1: "relocatable", 2: "executable", 3: "shared object", 4: "core"}[order.Uint16(b[16:])]
+	if order.Uint16(b[16:]) == 3 && isPIE(b, order) {
+		typ = "PIE executable"
+	}
 	if typ == "" {
 		typ = fmt.Sprintf("type %d", order.Uint16(b[16:]))
 	}
@@ -668,7 +673,10 @@ func (w *walker) poclProgram(data []byte, depth int) (*Node, error) {
 		}
 	}
 	for _, k := range p.Kernels {
-		c := &Node{Kind: "pocl-kernel", Name: k.Name, Keys: map[string]string{"args": strconv.Itoa(int(k.NumArgs))}}
+		// The kernel record: its struct_size bytes from where it starts.
+		c := w.node("pocl-kernel", data[k.Offset:k.Offset+k.StructSize])
+		c.Name = k.Name
+		c.Keys = map[string]string{"args": strconv.Itoa(int(k.NumArgs))}
 		for _, f := range k.Files {
 			fc, err := w.fileEntry(f.Path, f.Data, depth)
 			if err != nil {

@@ -20,6 +20,11 @@ type Node struct {
 	// "pocl-kernel", "poclbin-archive", "file-entry", "bitcode", "spirv",
 	// "ptx" or "data".
 	//
+	// An "elf" node's Format names an ET_DYN file with DF_1_PIE a "PIE
+	// executable", other ET_DYN files a "shared object". A "pocl-kernel"
+	// node covers its kernel record (struct_size bytes), with the key
+	// "args" and its files as children.
+	//
 	// A "syclbin" node (Version 1 or 2) has the keys "encoding" ("bare",
 	// "v1": in an offload binary image, "v2": spread over the entries of
 	// a version 2 offload binary, its parent) and "state". Its

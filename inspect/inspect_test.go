@@ -269,6 +269,9 @@ func FuzzInspect(f *testing.F) {
 	// entries.
 	real := realFatbin(f)
 	f.Add(real)
+	if pocl, err := os.ReadFile("../poclbin/testdata/pocl31.poclbin"); err == nil {
+		f.Add(pocl)
+	}
 	f.Add(append(append(append([]byte{}, real...), 0, 0, 0, 0, 0, 0, 0, 0), real...))
 	f.Add(nvFatbin(nvEntry(1, 90, 0x11, []byte(".version 8.0\n.target sm_90\n"), 0),
 		nvEntry(2, 100, 0x8011, []byte{0x28, 0xb5, 0x2f, 0xfd}, 99), nvEntry(0x40, 120, 0, []byte{1}, 0)))
@@ -282,7 +285,7 @@ func FuzzInspect(f *testing.F) {
 		}
 		var walk func(n *Node)
 		walk = func(n *Node) {
-			if n.Kind != "syclbin-module" && n.Kind != "pocl-kernel" && n.Offset+n.Size < n.Offset {
+			if n.Kind != "syclbin-module" && n.Offset+n.Size < n.Offset {
 				t.Fatalf("node %+v wraps around", n)
 			}
 			for _, c := range n.Children {
@@ -786,5 +789,76 @@ func TestSYCLBINErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestELFTypes builds what clang 22 links on Debian (-fPIE -pie is its
+// default) and checks that an ET_DYN executable is called a PIE executable
+// and a library a shared object, as file(1) calls them.
+func TestELFTypes(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("int main(void) { return 0; }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "lib.c"), []byte("int f(int x) { return x + 1; }\n"), 0o644)
+	run(t, dir, clang, "-fPIE", "-pie", "main.c", "-o", "pie")
+	run(t, dir, clang, "-fPIE", "-pie", "-fuse-ld=lld", "main.c", "-o", "pie-lld")
+	run(t, dir, clang, "main.c", "-o", "default")
+	run(t, dir, clang, "-fno-PIE", "-no-pie", "main.c", "-o", "nopie")
+	run(t, dir, clang, "-fPIC", "-shared", "lib.c", "-o", "lib.so")
+	run(t, dir, clang, "-c", "lib.c", "-o", "lib.o")
+	for _, c := range []struct{ file, want string }{
+		{"pie", "ELF64 PIE executable x86-64"},
+		{"pie-lld", "ELF64 PIE executable x86-64"},
+		{"default", "ELF64 PIE executable x86-64"},
+		{"nopie", "ELF64 executable x86-64"},
+		{"lib.so", "ELF64 shared object x86-64"},
+		{"lib.o", "ELF64 relocatable x86-64"},
+	} {
+		n := inspectPath(t, filepath.Join(dir, c.file))
+		var buf bytes.Buffer
+		WriteTree(&buf, n)
+		if n.Format != c.want || !strings.HasPrefix(buf.String(), c.file+": "+c.want+" (") {
+			t.Errorf("%s: format %q, tree %q; want %q", c.file, n.Format, buf.String(), c.want)
+		}
+	}
+	// A library with an interpreter, as glibc's, is still a shared object.
+	if data, err := os.ReadFile("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
+		if n, err := Inspect("libc.so.6", data); err != nil || n.Format != "ELF64 shared object x86-64" {
+			t.Errorf("libc.so.6: %+v, %v", n, err)
+		}
+	}
+}
+
+// TestRealPoclBinary describes a program binary pocl 3.1 wrote (see
+// poclbin/testdata/README.md): each kernel record is shown where it is in
+// the file, with its length, and holds its kernel's .so.
+func TestRealPoclBinary(t *testing.T) {
+	n := inspectPath(t, "../poclbin/testdata/pocl31.poclbin")
+	if n.Kind != "pocl-program" || n.Version != 9 || n.Keys["binary-type"] != "executable" {
+		t.Fatalf("root: %+v", n)
+	}
+	ks := find(n, "pocl-kernel")
+	want := []struct {
+		name         string
+		offset, size uint64
+	}{{"vadd", 0x8944, 0x35b0}, {"scale", 0xbef4, 0x3593}}
+	if len(ks) != len(want) {
+		t.Fatalf("%d kernels, want %d", len(ks), len(want))
+	}
+	for i, w := range want {
+		k := ks[i]
+		if k.Name != w.name || k.Offset != w.offset || k.Size != w.size {
+			t.Errorf("kernel %s: %#x bytes at %#x; want %s, %#x bytes at %#x", k.Name, k.Size, k.Offset, w.name, w.size, w.offset)
+		}
+		if len(k.Children) != 1 || k.Children[0].Kind != "file-entry" || len(k.Children[0].Children) != 1 || k.Children[0].Children[0].Format != "ELF64 shared object x86-64" {
+			t.Errorf("kernel %s children: %+v", k.Name, k.Children)
+		} else if f := k.Children[0]; f.Offset < k.Offset || f.Offset+f.Size > k.Offset+k.Size {
+			t.Errorf("kernel %s: file at %#x+%#x lies outside the record", k.Name, f.Offset, f.Size)
+		}
+	}
+	var buf bytes.Buffer
+	WriteTree(&buf, n)
+	if !strings.Contains(buf.String(), "kernel vadd, args=3 (13744 bytes at 0x8944)") {
+		t.Errorf("tree lacks the vadd record:\n%s", buf.String())
 	}
 }

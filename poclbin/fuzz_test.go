@@ -3,6 +3,7 @@ package poclbin
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"testing"
 )
 
@@ -15,6 +16,9 @@ func FuzzParseProgram(f *testing.F) {
 	binary.LittleEndian.PutUint32(b[16:], 13)
 	f.Add(b)
 	f.Add(MarshalProgram(&Program{Version: 9}))
+	if real, err := os.ReadFile("testdata/pocl31.poclbin"); err == nil {
+		f.Add(real)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		p, err := ParseProgram(in)
 		if err != nil {

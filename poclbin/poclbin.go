@@ -1,9 +1,11 @@
 // Package poclbin reads and writes the two formats that start with the
 // bytes "poclbin":
 //
-//   - pocl's real program binary ("poclbin\x00", format version 12; readers
-//     accept 9 and later), as returned by clGetProgramInfo(CL_PROGRAM_BINARIES)
-//     on pocl devices: see ParseProgram and MarshalProgram;
+//   - pocl's real program binary ("poclbin\x00", format versions 9 to 12:
+//     pocl 3.1 writes 9, pocl 4.0 and later 12), as returned by
+//     clGetProgramInfo(CL_PROGRAM_BINARIES) on pocl devices: see
+//     ParseProgram and MarshalProgram, which writes version 9 unless told
+//     otherwise;
 //   - offcc's simple cache-export archive ("poclbin", u32 version 1, base path,
 //     then (path, u32 size, blob) entries): see ParseArchive, WriteArchive and
 //     Extract.

@@ -9,10 +9,14 @@ import (
 // ProgramMagic starts every pocl program binary: "poclbin" and a NUL.
 const ProgramMagic = "poclbin\x00"
 
-// Program binary format versions.
+// Program binary format versions. pocl accepts every version from
+// MinProgramVersion up and has no upper bound: it reads a newer binary with
+// its own layout and misreads or crashes, so a writer must write the version
+// the pocl that loads the binary writes itself.
 const (
-	ProgramVersion    = 12 // what current pocl writes
-	MinProgramVersion = 9  // the oldest version pocl (and ParseProgram) accepts
+	ProgramVersion        = 12 // what current pocl (4.0 and later) writes: the newest layout known here
+	MinProgramVersion     = 9  // the oldest version pocl (and ParseProgram) accepts
+	DefaultProgramVersion = 9  // what pocl 3.1 (Debian 12) reads and writes: MarshalProgram's default
 )
 
 // BuildHashSize is the size of the raw build-hash field (SHA1_digest_t: 40
@@ -24,6 +28,17 @@ const (
 	FlagFlushDenorms     uint64 = 1 << 0
 	FlagProgramScopeVars uint64 = 1 << 1 // ProgramScopeVarBytes is present; v10+ writers always set it
 )
+
+// KnownFlags returns the header flags that pocl's format version knows: flush
+// denorms and the binary type (bits 32–63) from version 9, program-scope
+// variables from version 10.
+func KnownFlags(version uint32) uint64 {
+	known := FlagFlushDenorms | uint64(0xffffffff)<<32
+	if version >= 10 {
+		known |= FlagProgramScopeVars
+	}
+	return known
+}
 
 // Kernel record flags (Kernel.KernelFlags, v11+).
 const (
@@ -100,6 +115,11 @@ type KernelArg struct {
 
 // Kernel is one kernel record.
 type Kernel struct {
+	// Offset is where the record (its struct_size field) starts in the
+	// input and StructSize its length in bytes, as read; MarshalProgram
+	// ignores both and computes the size.
+	Offset, StructSize uint64
+
 	Name      string
 	NumArgs   uint32 // as read; MarshalProgram writes len(Args) unless Opaque is set
 	NumLocals uint32 // as read; MarshalProgram writes len(LocalSizes) unless Opaque is set
@@ -261,6 +281,7 @@ func parseKernel(r *reader, version uint32, i int, k *Kernel) error {
 	if err != nil {
 		return err
 	}
+	k.Offset, k.StructSize = uint64(start), structSize
 	binSize, err := r.u64(what + " binaries_size")
 	if err != nil {
 		return err
@@ -398,28 +419,36 @@ func parseKernelMeta(r *reader, version uint32, what string, k *Kernel) error {
 	return nil
 }
 
-// MarshalProgram writes p in pocl's layout for p.Version (0 means
-// ProgramVersion): versions up to 10 with a u64 has_arg_metadata and no
-// kernel flags, later ones with two u32 and the flag-selected groups. The
-// program-scope variable size is written when Flags has
-// FlagProgramScopeVars. BuildHash is NUL-padded (or cut) to 41 bytes. Kernels
-// with Opaque set are written with it verbatim. Counts and sizes are taken
-// from the slices, except NumArgs and NumLocals of opaque kernels.
+// MarshalProgram writes p in pocl's layout for p.Version: versions up to 10
+// with a u64 has_arg_metadata and no kernel flags, later ones with two u32
+// and the flag-selected groups. The program-scope variable size is written
+// when the flags written have FlagProgramScopeVars. BuildHash is NUL-padded
+// (or cut) to 41 bytes. Kernels with Opaque set are written with it verbatim.
+// Counts and sizes are taken from the slices, except NumArgs and NumLocals of
+// opaque kernels.
+//
+// Version 0 writes DefaultProgramVersion, the format pocl 3.1 reads, and
+// keeps only the flags it knows (KnownFlags): no program-scope variable size,
+// no kernel flags. pocl does not reject newer versions, so a binary for a
+// newer pocl must name its version (ProgramVersion for pocl 4.0 and later);
+// an explicit version is written with p.Flags as given, so that a parsed
+// program writes back byte for byte.
 func MarshalProgram(p *Program) []byte {
-	version := p.Version
+	version, flags := p.Version, p.Flags
 	if version == 0 {
-		version = ProgramVersion
+		version = DefaultProgramVersion
+		flags &= KnownFlags(version)
 	}
 	out := []byte(ProgramMagic)
 	out = le64(out, p.DeviceID)
 	out = le32(out, version)
 	out = le32(out, uint32(len(p.Kernels)))
-	out = le64(out, p.Flags)
+	out = le64(out, flags)
 	out = le32(out, uint32(len(p.RootEntries)))
 	var hash [BuildHashSize]byte
 	copy(hash[:], p.BuildHash)
 	out = append(out, hash[:]...)
-	if p.Flags&FlagProgramScopeVars != 0 {
+	if flags&FlagProgramScopeVars != 0 {
 		out = le64(out, p.ProgramScopeVarBytes)
 	}
 	for _, e := range p.RootEntries {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -164,6 +165,12 @@ func TestProgramLayout(t *testing.T) {
 	exp := sampleProgram()
 	exp.Kernels[1].Files = nil
 	exp.Kernels[0].ArgInfoSize = uint32(2*24 + 4 + 1 + 4 + 6 + 4 + 1 + 4)
+	// The records' places: kernel 0 follows the 85-byte header and the two
+	// root entries (31 and 59 bytes), kernel 1 follows it and ends the file.
+	k0 := uint64(85 + 31 + 59)
+	k0Size := binary.LittleEndian.Uint64(want[k0:])
+	exp.Kernels[0].Offset, exp.Kernels[0].StructSize = k0, k0Size
+	exp.Kernels[1].Offset, exp.Kernels[1].StructSize = k0+k0Size, uint64(len(want))-k0-k0Size
 	if !reflect.DeepEqual(p, exp) {
 		t.Errorf("ParseProgram:\n got %+v\nwant %+v", p, exp)
 	}
@@ -232,6 +239,49 @@ func TestProgramVersions(t *testing.T) {
 	}
 }
 
+// TestDefaultVersionPocl31 checks that a program without a version is
+// written in the format pocl 3.1 (Debian 12) reads: version 9, only the
+// header flags version 9 knows, no program-scope variable size and the v9
+// kernel layout; and that a newer version is written when asked for.
+func TestDefaultVersionPocl31(t *testing.T) {
+	le := binary.LittleEndian
+	p := sampleProgram()
+	p.Version = 0
+	p.Flags |= 1 << 5 // unknown to every version
+	b := MarshalProgram(p)
+	if v := le.Uint32(b[16:]); v != 9 {
+		t.Errorf("default version = %d, want 9", v)
+	}
+	flags := le.Uint64(b[24:])
+	if want := FlagFlushDenorms | uint64(BinaryTypeExecutable)<<32; flags != want {
+		t.Errorf("default flags = %#x, want %#x (flush denorms, executable; nothing pocl 3.1 does not know)", flags, want)
+	}
+	// pocl 3.1's header is 77 bytes: the first root entry's size follows.
+	if n := le.Uint64(b[77:]); n != 4+11+4+4 {
+		t.Errorf("first root entry size at 77 = %#x, want 0x17: header is not pocl 3.1's", n)
+	}
+	q, err := ParseProgram(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := q.Kernels[0]
+	if q.Version != 9 || q.ProgramScopeVarBytes != 0 || k.KernelFlags != 0 || k.HasArgMetadata != 0x1f || len(k.Args) != 2 || k.Args[1].Name != "n" || string(k.Files[0].Data) != "ELF" {
+		t.Errorf("default output parses as %+v, kernel %+v", q, k)
+	}
+
+	p.Version = ProgramVersion
+	b = MarshalProgram(p)
+	if v := le.Uint32(b[16:]); v != 12 {
+		t.Errorf("explicit version 12 written as %d", v)
+	}
+	if q, err := ParseProgram(b); err != nil || q.ProgramScopeVarBytes != 128 || q.Kernels[0].ReqdSubGroupSize != 16 {
+		t.Errorf("explicit version 12: %+v, %v", q, err)
+	}
+	if KnownFlags(9)&FlagProgramScopeVars != 0 || KnownFlags(10)&FlagProgramScopeVars == 0 {
+		t.Errorf("KnownFlags: v9 %#x, v10 %#x", KnownFlags(9), KnownFlags(10))
+	}
+}
+
 func TestProgramErrors(t *testing.T) {
 	good := handBuilt()
 	// Every truncation fails cleanly.
@@ -279,5 +329,46 @@ func TestProgramErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v\nwant it to contain %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestRealPocl31Binary reads a binary pocl 3.1 wrote (testdata/README.md):
+// each kernel record's place in the file, and that writing it back with the
+// default version gives pocl 3.1's bytes exactly.
+func TestRealPocl31Binary(t *testing.T) {
+	b, err := os.ReadFile("testdata/pocl31.poclbin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseProgram(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 9 || p.BinaryType() != BinaryTypeExecutable || len(p.RootEntries) != 1 || p.RootEntries[0].Files[0].Path != "/program.bc" {
+		t.Errorf("header: version %d, %v, roots %+v", p.Version, p.BinaryType(), p.RootEntries)
+	}
+	want := []struct {
+		name         string
+		offset, size uint64
+		file         string
+	}{
+		{"vadd", 0x8944, 0x35b0, "/vadd/0-0-0/vadd.so"},
+		{"scale", 0xbef4, 0x3593, "/scale/0-0-0/scale.so"},
+	}
+	if len(p.Kernels) != len(want) {
+		t.Fatalf("%d kernels, want %d", len(p.Kernels), len(want))
+	}
+	for i, w := range want {
+		k := p.Kernels[i]
+		if k.Name != w.name || k.Offset != w.offset || k.StructSize != w.size || len(k.Files) != 1 || k.Files[0].Path != w.file {
+			t.Errorf("kernel %d: %s at %#x, %#x bytes, files %d; want %s at %#x, %#x bytes, %s", i, k.Name, k.Offset, k.StructSize, len(k.Files), w.name, w.offset, w.size, w.file)
+		}
+		if got := binary.LittleEndian.Uint64(b[w.offset:]); got != w.size {
+			t.Errorf("struct_size at %#x is %#x", w.offset, got)
+		}
+	}
+	p.Version = 0
+	if out := MarshalProgram(p); !bytes.Equal(out, b) {
+		t.Errorf("MarshalProgram with the default version differs from pocl 3.1's bytes (%d vs %d bytes)", len(out), len(b))
 	}
 }
