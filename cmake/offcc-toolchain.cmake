@@ -53,7 +53,10 @@
 # the sm_*, amdgcn-amd-amdhsa (or amdgcn) the gfx*, as
 # -Xopenmp-target=<triple> --offload-arch=<archs, joined by ",">. So a bare
 # OFFCC_OFFLOAD_ARCH adds no flags: C and C++ stay plain host compiles, and
-# only CUDA and HIP sources get device code. For example:
+# only CUDA and HIP sources get device code. Architectures that neither
+# OpenMP nor an enabled CUDA or HIP uses get a warning once the project's
+# CMakeLists.txt has run (e.g. a lone OFFCC_OFFLOAD_ARCH=gfx90a in a C
+# project), naming the OFFCC_OPENMP_TARGETS to set. For example:
 #
 #   OFFCC_OFFLOAD_ARCH=sm_80;sm_90          C, C++: nothing; CUDA: 80;90
 #   OFFCC_OPENMP_TARGETS=x86_64-pc-linux-gnu;nvptx64-nvidia-cuda
@@ -260,6 +263,70 @@ if(OFFCC_OPENMP AND OFFCC_OPENMP_FLAGS)
     endif()
   endforeach()
 endif()
+# A GPU architecture that no compile uses: OFFCC_OFFLOAD_ARCH alone makes no
+# OpenMP offload (see "The rule"), and a project that enables neither CUDA
+# nor HIP would build host code only, or fail to link on the OpenMP API
+# (omp_is_initial_device) it calls without -fopenmp. Which languages the
+# project enables is known only once its CMakeLists.txt has run, so the
+# check is deferred to the end of the top-level directory. A warning, not an
+# error: the build is still well-formed, and a superbuild may pass one
+# OFFCC_OFFLOAD_ARCH to C-only subprojects on purpose.
+set(_offcc_unused_archs "")
+foreach(_rt nvptx amdgpu)
+  set(_used OFF)
+  foreach(_target IN LISTS _offcc_gpu_targets)
+    if(_target MATCHES "\\|${_rt}\\|")
+      set(_used ON)
+    endif()
+  endforeach()
+  if(NOT _used AND _offcc_archs_${_rt})
+    list(APPEND _offcc_unused_archs ${_offcc_archs_${_rt}})
+  endif()
+endforeach()
+function(_offcc_check_unused_archs)
+  get_property(_archs GLOBAL PROPERTY _OFFCC_UNUSED_ARCHS)
+  get_property(_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  set(_unused "")
+  set(_set "")
+  set(_enable "")
+  foreach(_arch IN LISTS _archs)
+    if(_arch MATCHES "^sm_" AND NOT "CUDA" IN_LIST _langs)
+      list(APPEND _unused "${_arch}")
+      if(NOT "nvptx64-nvidia-cuda" IN_LIST _set)
+        list(APPEND _set nvptx64-nvidia-cuda)
+        list(APPEND _enable CUDA)
+      endif()
+    elseif(_arch MATCHES "^gfx" AND NOT "HIP" IN_LIST _langs)
+      list(APPEND _unused "${_arch}")
+      if(NOT "amdgcn-amd-amdhsa" IN_LIST _set)
+        list(APPEND _set amdgcn-amd-amdhsa)
+        list(APPEND _enable HIP)
+      endif()
+    endif()
+  endforeach()
+  if(_unused)
+    list(JOIN _set ";" _targets)
+    list(JOIN _enable " or " _langs_text)
+    list(TRANSFORM _enable PREPEND "enable_language(")
+    list(TRANSFORM _enable APPEND ")")
+    list(JOIN _enable " or " _enable)
+    message(WARNING "OFFCC_OFFLOAD_ARCH=${_unused} is used by no compile: "
+      "GPU architectures reach OpenMP only through a GPU triple of OFFCC_OPENMP_TARGETS, "
+      "and CUDA and HIP sources only in a project that enables those languages. "
+      "For OpenMP offload also set -DOFFCC_OPENMP_TARGETS=\"${_targets}\" "
+      "(with x86_64-pc-linux-gnu, to offload to the host as well), which adds -fopenmp "
+      "and the offload flags; for ${_langs_text} sources, call ${_enable} in the project")
+  endif()
+endfunction()
+if(_offcc_unused_archs AND NOT _offcc_in_try_compile AND NOT CMAKE_SCRIPT_MODE_FILE)
+  # CMake reads this file more than once per configure: defer one check.
+  get_property(_deferred GLOBAL PROPERTY _OFFCC_UNUSED_ARCHS SET)
+  set_property(GLOBAL PROPERTY _OFFCC_UNUSED_ARCHS "${_offcc_unused_archs}")
+  if(NOT _deferred)
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _offcc_check_unused_archs)
+  endif()
+endif()
+
 if(_offcc_cuda_archs AND NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES "${_offcc_cuda_archs}")
 endif()
