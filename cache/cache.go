@@ -22,10 +22,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/trust"
 )
 
@@ -52,7 +52,7 @@ type Config struct {
 	// Mode is ReadWrite, ReadOnly or Off.
 	Mode Mode
 	// MaxSize is the size limit in bytes; a trim brings the cache under
-	// 90% of it.
+	// 90% of it. 0 means no limit.
 	MaxSize int64
 	// Debug, when set, makes builds explain every action's hit or miss
 	// (OFFCC_CACHE_DEBUG=1).
@@ -72,7 +72,8 @@ type Config struct {
 
 // ConfigFromEnv reads OFFCC_CACHE ("0"/"off" or "readonly"),
 // OFFCC_CACHE_DIR (else $XDG_CACHE_HOME/offcc, else ~/.cache/offcc),
-// OFFCC_CACHE_SIZE (bytes, or with a K, M, G or T suffix, powers of 1024)
+// OFFCC_CACHE_SIZE (bytes, or with a K, M, G or T suffix, powers of 1024;
+// 0 for no limit)
 // and OFFCC_CACHE_DEBUG. A cache with no usable directory is Off.
 //
 // The shared cache: OFFCC_REMOTE_CACHE (a redis:// URL, with "|readonly"
@@ -92,12 +93,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	case "readonly", "read-only", "ro":
 		c.Mode = ReadOnly
 	default:
-		return c, fmt.Errorf("OFFCC_CACHE=%s: want 0, 1 or readonly", v)
+		return c, fmt.Errorf("OFFCC_CACHE=%s (from the environment): not one of 0, 1, readonly; use one of them, such as readonly", v)
 	}
 	if v := getenv("OFFCC_CACHE_SIZE"); v != "" {
 		n, err := ParseSize(v)
 		if err != nil {
-			return c, fmt.Errorf("OFFCC_CACHE_SIZE=%s: %v", v, err)
+			return c, fmt.Errorf("OFFCC_CACHE_SIZE=%s (from the environment): not a size; use a number of bytes with an optional K, M, G or T suffix, such as 10G", v)
 		}
 		c.MaxSize = n
 	}
@@ -153,32 +154,9 @@ func DefaultDir(getenv func(string) string) string {
 }
 
 // ParseSize reads a size: a number of bytes with an optional K, M, G or T
-// suffix (powers of 1024; "KiB", "MB" and the like are accepted too).
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		case 'T':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || !(f >= 0) || f*float64(mult) > 1<<62 { // !(f >= 0): NaN too
-		return 0, fmt.Errorf("not a size")
-	}
-	return int64(f * float64(mult)), nil
-}
+// suffix (powers of 1024; "KiB", "MB" and the like are accepted too), as
+// config.ParseSize does. For the cache's limit, 0 means no limit.
+func ParseSize(s string) (int64, error) { return config.ParseSize(s) }
 
 // Cache is an open cache: its configuration and store.
 type Cache struct {

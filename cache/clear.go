@@ -20,7 +20,7 @@ type ClearResult struct {
 // only fails to store it), the statistics and the trim marker. It removes
 // only names of the store's layout: DIR/xx/<key>, DIR/xx/.tmp-* and
 // DIR/xx/.trash-* for two-hex-digit shards, DIR/stats/<n> and
-// DIR/trim.txt; anything else in DIR is left alone, so a wrong
+// DIR/trim.txt (and it records the time in DIR/stats/zeroed); anything else in DIR is left alone, so a wrong
 // OFFCC_CACHE_DIR loses nothing of its own. A shard that is a symbolic
 // link is not entered; a symbolic link in a shard is removed itself, never
 // followed. Empty shard directories are kept.

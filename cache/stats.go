@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,9 +179,42 @@ func (c *Cache) ReadStats() Stats {
 	return total
 }
 
+// zeroedMarker, in the statistics directory, holds the time the
+// statistics were last zeroed (Unix seconds).
+const zeroedMarker = "zeroed"
+
+// StatsZeroed returns when the statistics were last zeroed (ZeroStats,
+// Clear), and false when they never were (or the record is unreadable).
+func (c *Cache) StatsZeroed() (time.Time, bool) {
+	data, err := os.ReadFile(filepath.Join(c.statsDir(), zeroedMarker))
+	if err != nil {
+		return time.Time{}, false
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
+}
+
 // ZeroStats resets the statistics, each shard under its lock (a build
-// adding its counts meanwhile adds them to zero).
+// adding its counts meanwhile adds them to zero), and records the time
+// (StatsZeroed) when the cache directory exists.
 func (c *Cache) ZeroStats() error {
+	if err := c.zeroShards(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(c.Dir); err != nil {
+		return nil // no cache: nothing to record
+	}
+	if err := os.MkdirAll(c.statsDir(), 0o777); err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(c.statsDir(), zeroedMarker), []byte(fmt.Sprintf("%d\n", time.Now().Unix())), 0o666)
+}
+
+// zeroShards removes the statistics' shards.
+func (c *Cache) zeroShards() error {
 	for i := 0; i < statsShards; i++ {
 		name := filepath.Join(c.statsDir(), strconv.Itoa(i))
 		err := func() error {
@@ -226,8 +260,12 @@ func (c *Cache) MaybeTrim(now time.Time) {
 }
 
 // Trim brings the cache under 90% of MaxSize, least recently used
-// entries first.
+// entries first. With no limit (MaxSize 0) it removes only what every trim
+// removes: damaged entries and the temporaries of writers that died.
 func (c *Cache) Trim(now time.Time) (TrimResult, error) {
+	if c.MaxSize <= 0 {
+		return c.Store.Trim(math.MaxInt64, now)
+	}
 	return c.Store.Trim(c.MaxSize/10*9, now)
 }
 

@@ -38,4 +38,8 @@ type SandboxOptions struct {
 	UIDBase int
 	// Limits bound each job.
 	Limits Limits
+	// Disable is a comma-separated list of layers to leave out ("bwrap",
+	// "landlock"), for tests and benchmarks: the worker's
+	// OFFCC_SANDBOX_DISABLE setting. Leaving out both needs Insecure.
+	Disable string
 }

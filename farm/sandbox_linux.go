@@ -95,7 +95,7 @@ import (
 // their slot's own. Make one with NewSandbox, then a command per job with
 // Command. See the comment at the top of sandbox_linux.go for the design.
 //
-// The environment variable OFFCC_SANDBOX_DISABLE, read by NewSandbox, is a
+// SandboxOptions.Disable (the worker's OFFCC_SANDBOX_DISABLE setting) is a
 // comma-separated list of layers to leave out ("bwrap", "landlock"), for
 // tests and benchmarks; leaving out both needs Insecure.
 type Sandbox struct {
@@ -125,7 +125,8 @@ const (
 // ExtraFiles[0] (not to be changed).
 const selfExe = "/proc/self/fd/3"
 
-// sandboxDisableEnv names the layers to leave out (see Sandbox).
+// sandboxDisableEnv is the setting SandboxOptions.Disable comes from, named
+// in messages.
 const sandboxDisableEnv = "OFFCC_SANDBOX_DISABLE"
 
 // NewSandbox finds the layers this machine offers, resolves what the tools
@@ -158,7 +159,7 @@ func NewSandbox(opt SandboxOptions) (*Sandbox, error) {
 		s.tools[t] = true
 	}
 	noBwrap, noLandlock := false, false
-	for _, f := range strings.Split(os.Getenv(sandboxDisableEnv), ",") {
+	for _, f := range strings.Split(opt.Disable, ",") {
 		switch strings.TrimSpace(f) {
 		case "bwrap", "bubblewrap":
 			noBwrap = true
@@ -166,7 +167,7 @@ func NewSandbox(opt SandboxOptions) (*Sandbox, error) {
 			noLandlock = true
 		case "":
 		default:
-			return nil, fmt.Errorf("%s=%q: unknown layer %q (bwrap, landlock)", sandboxDisableEnv, os.Getenv(sandboxDisableEnv), f)
+			return nil, fmt.Errorf("%s=%q: unknown layer %q (bwrap, landlock)", sandboxDisableEnv, opt.Disable, f)
 		}
 	}
 	if opt.Self == "" {
@@ -277,6 +278,8 @@ func (s *Sandbox) probe(inBwrap bool) error {
 	} else {
 		argv = append([]string{selfExe, "__farm-sandbox"}, inner...)
 	}
+	// Worker side: the worker's own executor starts its jobs here, not
+	// through a client build's actions.Shell (deliberately).
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = "/"
 	cmd.Env = []string{}
@@ -438,6 +441,8 @@ func (s *Sandbox) Command(ctx context.Context, slot int, jobDir string, readOnly
 		argv = append(argv, "--", tool)
 		argv = append(argv, args...)
 	}
+	// Worker side: the worker's own executor starts its jobs here, not
+	// through a client build's actions.Shell (deliberately).
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	if s.self != "" {
 		cmd.ExtraFiles = []*os.File{s.selfFD}
@@ -752,6 +757,8 @@ func elfLoads(exe string) (interp string, libs []string, err error) {
 	if interp == "" {
 		return "", nil, nil
 	}
+	// Worker side (the sandbox's library list), not a client build's
+	// child: deliberately not through actions.Shell.
 	var cmd *exec.Cmd
 	if ldd, err := exec.LookPath("ldd"); err == nil {
 		cmd = exec.Command(ldd, exe)
@@ -1246,6 +1253,8 @@ func superviseJob(args []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// This very executable, which the slot's uid may not reach by its path.
+	// Worker side: the worker's own executor starts its jobs here, not
+	// through a client build's actions.Shell (deliberately).
 	cmd := exec.Command("/proc/self/exe", append([]string{"__farm-sandbox"}, args...)...)
 	cmd.Args[0] = "offcc"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -125,8 +125,9 @@ func (e *sandboxEnv) sandbox(t *testing.T, m sandboxMode) *Sandbox {
 	if m.ll && SandboxABI() == 0 {
 		t.Skip("this kernel has no Landlock")
 	}
-	t.Setenv(sandboxDisableEnv, m.disable)
-	sb, err := NewSandbox(e.options())
+	opt := e.options()
+	opt.Disable = m.disable
+	sb, err := NewSandbox(opt)
 	if err != nil {
 		if m.bwrap {
 			t.Skipf("no sandbox here (user namespaces refused?): %v", err)
@@ -644,13 +645,13 @@ func testSandboxUID(t *testing.T, e *sandboxEnv, sb *Sandbox) {
 // testSandboxLayers: OFFCC_SANDBOX_DISABLE, the error without any layer,
 // Insecure, and Command's checks of its arguments.
 func testSandboxLayers(t *testing.T, e *sandboxEnv) {
-	t.Setenv(sandboxDisableEnv, "bwrap,landlock")
-	_, err := NewSandbox(e.options())
+	opt := e.options()
+	opt.Disable = "bwrap,landlock"
+	_, err := NewSandbox(opt)
 	if err == nil || !strings.HasPrefix(err.Error(), "no sandbox: bubblewrap cannot run here (") ||
 		!strings.HasSuffix(err.Error(), "; give --insecure-no-sandbox to run jobs unconfined") {
 		t.Errorf("without a layer: %v", err)
 	}
-	opt := e.options()
 	opt.Insecure = true
 	sb, err := NewSandbox(opt)
 	if err != nil {
@@ -663,12 +664,12 @@ func testSandboxLayers(t *testing.T, e *sandboxEnv) {
 	if r := sandboxRun(t, sb, 0, j, e.attacker, "noop", j.input, filepath.Join(j.dir, "o")); r.code != 0 {
 		t.Errorf("insecure: %s", r)
 	}
-	t.Setenv(sandboxDisableEnv, "seccomp")
-	if _, err := NewSandbox(e.options()); err == nil || !strings.Contains(err.Error(), `unknown layer "seccomp"`) {
+	opt = e.options()
+	opt.Disable = "seccomp"
+	if _, err := NewSandbox(opt); err == nil || !strings.Contains(err.Error(), `unknown layer "seccomp"`) {
 		t.Errorf("an unknown layer: %v", err)
 	}
 
-	t.Setenv(sandboxDisableEnv, "")
 	sb, err = NewSandbox(e.options())
 	if err != nil {
 		t.Skipf("no sandbox here: %v", err)
@@ -767,8 +768,9 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 			if m.ll && SandboxABI() == 0 {
 				b.Skip("this kernel has no Landlock")
 			}
-			b.Setenv(sandboxDisableEnv, m.disable)
-			sb, err := NewSandbox(e.options())
+			opt := e.options()
+			opt.Disable = m.disable
+			sb, err := NewSandbox(opt)
 			if err != nil {
 				b.Skip(err)
 			}

@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/poclbin"
@@ -28,20 +31,23 @@ Manage offcc's build cache (OFFCC_CACHE_DIR, else $XDG_CACHE_HOME/offcc,
 else ~/.cache/offcc).
 
 SUBCOMMANDS:
-  stats [--json] [--zero]      the cache's directory, size limit and entries
-                               (by kind), how builds trust the shared cache
+  stats [--json] [--zero | --zero-only]
+                               the cache's directory, mode, size limit and
+                               entries (by kind), how builds trust the shared cache
                                (OFFCC_REMOTE_CACHE: the key they sign with and
                                the keys they trust, or INSECURE, or off), and
                                the counters per job kind: hits, misses, hit
                                rate, uncacheable and not stored by reason, time
                                saved, bytes stored and restored, and the shared
                                cache's (untrusted: entries no trusted key
-                               signed); --zero resets the counters after
-                               printing them
-  clear                        remove every entry and the counters
+                               signed), and when the counters were last zeroed;
+                               --zero resets the counters after printing them,
+                               --zero-only resets them and prints nothing
+  clear                        remove every entry and zero the counters
   trim [--size SIZE]           remove least recently used entries now, down to
-                               90% of OFFCC_CACHE_SIZE, or down to SIZE (bytes,
-                               or with a K, M, G or T suffix)
+                               90% of OFFCC_CACHE_SIZE (0: no limit, only damaged
+                               entries go), or down to SIZE (bytes, or with a
+                               K, M, G or T suffix)
   explain [--] COMMAND...      run the offcc command COMMAND (for example
                                "offcc -c x.c"; a leading offcc, offcc++, clang
                                or clang++ is optional) with OFFCC_CACHE_DEBUG=1:
@@ -83,7 +89,7 @@ KEYS (offcc key generate NAME writes a pair):
 // cacheSubcommands are the usage lines of each subcommand, for its errors
 // and --help.
 var cacheSubcommands = map[string]string{
-	"stats":   "offcc cache stats [--json] [--zero]",
+	"stats":   "offcc cache stats [--json] [--zero | --zero-only]",
 	"clear":   "offcc cache clear",
 	"trim":    "offcc cache trim [--size SIZE]",
 	"explain": "offcc cache explain [--] COMMAND...",
@@ -100,8 +106,10 @@ type cacheEnv struct {
 	stdout, stderr io.Writer
 }
 
-func osCacheEnv() *cacheEnv {
-	return &cacheEnv{getenv: os.Getenv, environ: os.Environ(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+// osCacheEnv is the process's standard streams with the configuration
+// cfg: its merged environment (the file's settings added) and getenv.
+func osCacheEnv(cfg *config.Config) *cacheEnv {
+	return &cacheEnv{getenv: cfg.Getenv, environ: cfg.Environ(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 }
 
 // usageError is a command-line mistake: reported with the subcommand's
@@ -110,8 +118,14 @@ type usageError struct{ sub, msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-func cacheMain(ctx context.Context, args []string) int {
-	return cacheRun(ctx, args, osCacheEnv())
+// plainError is a message printed as it is, after "offcc: error: " (it
+// names what the user gave, such as the archive).
+type plainError struct{ msg string }
+
+func (e *plainError) Error() string { return e.msg }
+
+func cacheMain(ctx context.Context, args []string, cfg *config.Config) int {
+	return cacheRun(ctx, args, osCacheEnv(cfg))
 }
 
 // cacheRun runs "offcc cache ARGS...", returning the exit status.
@@ -158,7 +172,10 @@ func cacheRun(ctx context.Context, args []string, env *cacheEnv) int {
 	}
 	if err != nil {
 		var ue *usageError
-		if errors.As(err, &ue) {
+		var pe *plainError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(env.stderr, "offcc: error: %s\n", oneLine(pe.msg))
+		} else if errors.As(err, &ue) {
 			fmt.Fprintf(env.stderr, "offcc: error: cache %s: %s (usage: %s)\n", sub, ue.msg, usage)
 		} else {
 			msg := strings.TrimPrefix(oneLine(err.Error()), "cache "+sub+": ")
@@ -237,6 +254,51 @@ func openCache(env *cacheEnv) (*cache.Cache, error) {
 	return &cache.Cache{Config: cfg, Store: cache.NewDirStore(cfg.Dir)}, nil
 }
 
+// modeText is the cache's mode as stats shows it, with the reason when it
+// is readonly: set so (OFFCC_CACHE=readonly), or a directory builds cannot
+// write.
+func modeText(c *cache.Cache) string {
+	switch {
+	case c.Mode == cache.ReadOnly:
+		return "readonly (OFFCC_CACHE=readonly)"
+	case c.Mode == cache.Off:
+		return "off (OFFCC_CACHE=0)"
+	}
+	if why := unwritable(c.Dir); why != "" {
+		return "readonly (" + why + ")"
+	}
+	return "readwrite"
+}
+
+// unwritable says why nothing can be written to the directory dir, or
+// the directory created ("" when it can): the nearest part of dir that
+// exists is a file, or a directory this process may not write to (a
+// read-only file system stops root too).
+func unwritable(dir string) string {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		info, err := os.Stat(p)
+		if err != nil {
+			if p == filepath.Dir(p) {
+				return ""
+			}
+			continue // missing: its parent decides
+		}
+		if !info.IsDir() {
+			if p == filepath.Clean(dir) {
+				return "directory not writable: not a directory"
+			}
+			return "directory not writable: " + p + " is not a directory"
+		}
+		if err := syscall.Access(p, 2 /* W_OK */); err != nil {
+			if errors.Is(err, syscall.EROFS) {
+				return "directory not writable: read-only file system"
+			}
+			return "directory not writable"
+		}
+		return ""
+	}
+}
+
 func modeName(m cache.Mode) string {
 	switch m {
 	case cache.ReadOnly:
@@ -252,13 +314,18 @@ func modeName(m cache.Mode) string {
 //
 //	dir          the cache directory
 //	mode         "readwrite", "readonly" or "off" (OFFCC_CACHE; builds'
-//	             use of the cache)
+//	             use of the cache): "readonly" also for a directory that
+//	             cannot be written (mode_reason says why)
+//	mode_reason  why the mode is not readwrite, when it is not
 //	max_size     the size limit in bytes (OFFCC_CACHE_SIZE); a trim keeps
 //	             90% of it
 //	entries      the number of sound entries
 //	bytes        their bytes (records and blobs, not the index files)
 //	entry_kinds  per entry kind ("result", "manifest", "last", "plan",
-//	             "tool", "derived"): {"entries": N, "bytes": N}
+//	             "tool", "derived"; see entryKindDocs): {"entries": N,
+//	             "bytes": N}
+//	zeroed       when the counters were last zeroed (RFC 3339), absent
+//	             when never
 //	total        the counters (below) of all job kinds together
 //	kinds        per job kind (as --print-job-graph names them): counters
 //	remote       the shared cache's counters: {"hits", "misses",
@@ -281,6 +348,7 @@ func modeName(m cache.Mode) string {
 type cacheStatsJSON struct {
 	Dir        string                   `json:"dir"`
 	Mode       string                   `json:"mode"`
+	ModeReason string                   `json:"mode_reason,omitempty"`
 	MaxSize    int64                    `json:"max_size"`
 	Entries    int64                    `json:"entries"`
 	Bytes      int64                    `json:"bytes"`
@@ -289,6 +357,17 @@ type cacheStatsJSON struct {
 	Kinds      map[string]countersJSON  `json:"kinds"`
 	Remote     cache.RemoteStats        `json:"remote"`
 	Shared     *sharedJSON              `json:"shared,omitempty"`
+	Zeroed     *time.Time               `json:"zeroed,omitempty"`
+}
+
+// entryKindDocs say what each kind of cache entry holds, for stats.
+var entryKindDocs = map[string]string{
+	string(cache.KindResult):   "a job's outputs and diagnostics",
+	string(cache.KindManifest): "direct mode: the header sets seen for a job's inputs, and the result each gave",
+	string(cache.KindPlan):     "clang's job list for a command line (OFFCC_PLAN_CACHE)",
+	string(cache.KindLast):     "the key text last stored for a job, for explain",
+	string(cache.KindTool):     "a tool file's content digest, by its identity",
+	string(cache.KindDerived):  "a digest computed from a file's bytes (OpenMP offload entries), by their digest",
 }
 
 // sharedJSON is the shared cache's security as builds with the
@@ -434,12 +513,16 @@ func counters(k cache.KindStats) countersJSON {
 // cache's security is described with.
 func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, error) {
 	usage, err := c.Usage()
+	if errors.Is(err, syscall.ENOTDIR) {
+		usage, err = nil, nil // a file on the way: no entries (the mode says why)
+	}
 	if err != nil {
 		return nil, err
 	}
 	st := c.ReadStats()
+	mode, reason, _ := strings.Cut(modeText(c), " (")
 	out := &cacheStatsJSON{
-		Dir: c.Dir, Mode: modeName(c.Mode), MaxSize: c.MaxSize,
+		Dir: c.Dir, Mode: mode, ModeReason: strings.TrimSuffix(reason, ")"), MaxSize: c.MaxSize,
 		EntryKinds: map[string]entryKindJSON{}, Total: counters(st.Total()), Kinds: map[string]countersJSON{},
 		Remote: st.Remote, Shared: sharedSecurity(c.Config, getenv),
 	}
@@ -451,20 +534,32 @@ func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, 
 	for name, k := range st.Kinds {
 		out.Kinds[name] = counters(*k)
 	}
+	if t, ok := c.StatsZeroed(); ok {
+		out.Zeroed = &t
+	}
 	return out, nil
 }
 
 func cacheStats(args []string, env *cacheEnv) error {
-	ca, err := parseCacheArgs("stats", args, []string{"--json", "--zero"}, nil)
+	ca, err := parseCacheArgs("stats", args, []string{"--json", "--zero", "--zero-only"}, nil)
 	if err != nil {
 		return err
 	}
 	if len(ca.operands) > 0 {
 		return &usageError{"stats", fmt.Sprintf("unexpected argument '%s'", ca.operands[0])}
 	}
+	if ca.bools["--zero-only"] && (ca.bools["--zero"] || ca.bools["--json"]) {
+		return &usageError{"stats", "--zero-only prints nothing: give it alone"}
+	}
 	c, err := openCache(env)
 	if err != nil {
 		return err
+	}
+	if ca.bools["--zero-only"] {
+		if why := unwritable(c.Dir); why != "" {
+			return fmt.Errorf("cannot zero the statistics: %s: %s", c.Dir, why)
+		}
+		return c.ZeroStats()
 	}
 	st, err := collectStats(c, env.getenv)
 	if err != nil {
@@ -477,6 +572,9 @@ func cacheStats(args []string, env *cacheEnv) error {
 		printStats(env.stdout, st)
 	}
 	if ca.bools["--zero"] {
+		if why := unwritable(c.Dir); why != "" {
+			return fmt.Errorf("cannot zero the statistics: %s: %s", c.Dir, why)
+		}
 		if err := c.ZeroStats(); err != nil {
 			return err
 		}
@@ -491,13 +589,26 @@ func cacheStats(args []string, env *cacheEnv) error {
 func printStats(w io.Writer, st *cacheStatsJSON) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "cache directory\t%s\n", st.Dir)
-	fmt.Fprintf(tw, "mode\t%s\n", st.Mode)
-	fmt.Fprintf(tw, "size limit\t%s (a trim keeps %s)\n", humanBytes(st.MaxSize), humanBytes(st.MaxSize/10*9))
+	mode := st.Mode
+	if st.ModeReason != "" {
+		mode += " (" + st.ModeReason + ")"
+	}
+	fmt.Fprintf(tw, "mode\t%s\n", mode)
+	if st.MaxSize <= 0 {
+		fmt.Fprintf(tw, "size limit\tnone (OFFCC_CACHE_SIZE=0)\n")
+	} else {
+		fmt.Fprintf(tw, "size limit\t%s (a trim keeps %s)\n", humanBytes(st.MaxSize), humanBytes(st.MaxSize/10*9))
+	}
 	fmt.Fprintf(tw, "entries\t%d (%s)\n", st.Entries, humanBytes(st.Bytes))
 	for _, k := range sortedKeys(st.EntryKinds) {
 		v := st.EntryKinds[k]
-		fmt.Fprintf(tw, "  %s\t%d (%s)\n", k, v.Entries, humanBytes(v.Bytes))
+		fmt.Fprintf(tw, "  %s\t%d (%s)\t%s\n", k, v.Entries, humanBytes(v.Bytes), entryKindDocs[k])
 	}
+	zeroed := "never"
+	if st.Zeroed != nil {
+		zeroed = st.Zeroed.Local().Format("2006-01-02 15:04:05 MST")
+	}
+	fmt.Fprintf(tw, "stats zeroed\t%s\n", zeroed)
 	if st.Shared != nil {
 		fmt.Fprintf(tw, "shared cache\t%s\n", st.Shared.text())
 	}
@@ -604,6 +715,9 @@ func cacheClear(args []string, env *cacheEnv) error {
 	c, err := openCache(env)
 	if err != nil {
 		return err
+	}
+	if why := unwritable(c.Dir); why != "" {
+		return &plainError{fmt.Sprintf("cannot clear the cache %s: %s", c.Dir, why)}
 	}
 	res, err := c.Clear()
 	if err != nil {
@@ -758,7 +872,11 @@ func cacheImport(args []string, env *cacheEnv) error {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return &plainError{fmt.Sprintf("%s: %v", name, err)}
 		}
 		defer f.Close()
 		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > maxImportSize {
@@ -772,6 +890,14 @@ func cacheImport(args []string, env *cacheEnv) error {
 	}
 	if int64(len(data)) > maxImportSize {
 		return fmt.Errorf("%s: larger than any poclbin archive", name)
+	}
+	if _, err := poclbin.ParseArchive(data); err != nil {
+		shown := name
+		if name == "-" {
+			shown = "standard input"
+		}
+		why := strings.TrimPrefix(strings.TrimPrefix(oneLine(err.Error()), "poclbin archive: "), "poclbin: ")
+		return &plainError{fmt.Sprintf("%s: not an offcc cache archive (%s)", shown, why)}
 	}
 	c, err := openCache(env)
 	if err != nil {

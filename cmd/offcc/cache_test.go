@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,11 @@ func TestCacheUsageErrors(t *testing.T) {
 		{[]string{"export", "-o", "x.poclbin", strings.Repeat("A", 64)}, "want 64 lower-case hex digits"},
 		{[]string{"import"}, "want one archive"},
 		{[]string{"import", "a", "b"}, "want one archive"},
-		{[]string{"import", filepath.Join(t.TempDir(), "missing.poclbin")}, "no such file"},
+	}
+	// A missing archive: the message names it.
+	missing := filepath.Join(t.TempDir(), "missing.poclbin")
+	if rc, _, errs := runCache(t, vars, "import", missing); rc == 0 || errs != "offcc: error: "+missing+": no such file or directory\n" {
+		t.Errorf("import of a missing archive: status %d, stderr %q", rc, errs)
 	}
 	for _, b := range bad {
 		rc, out, errs := runCache(t, vars, b.args...)
@@ -445,5 +450,53 @@ func TestCacheStatsShared(t *testing.T) {
 	rc, out, _ := runCache(t, []string{"OFFCC_CACHE_DIR=" + dir}, "stats")
 	if rc != 0 || !strings.Contains(out, "shared cache: 0 hits, 3 misses, 2 untrusted, 0 errors") || strings.Contains(out, "shared cache  ") {
 		t.Errorf("stats:\n%s", out)
+	}
+}
+
+func TestCacheStatsZeroOnlyAndZeroedLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	os.MkdirAll(dir, 0o777)
+	vars := []string{"OFFCC_CACHE_DIR=" + dir}
+	rc, out, _ := runCache(t, vars, "stats")
+	if rc != 0 || !regexp.MustCompile(`(?m)^stats zeroed +never$`).MatchString(out) {
+		t.Errorf("stats of a new cache: status %d\n%s\nwant a line 'stats zeroed never'", rc, out)
+	}
+	rc, out, errs := runCache(t, vars, "stats", "--zero-only")
+	if rc != 0 || out != "" || errs != "" {
+		t.Errorf("--zero-only: status %d, stdout %q, stderr %q; want nothing printed", rc, out, errs)
+	}
+	rc, out, _ = runCache(t, vars, "stats")
+	if rc != 0 || !regexp.MustCompile(`(?m)^stats zeroed +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`).MatchString(out) {
+		t.Errorf("stats after --zero-only:\n%s\nwant the time zeroed", out)
+	}
+	if !regexp.MustCompile(`(?m)^mode +readwrite$`).MatchString(out) {
+		t.Errorf("mode of a writable cache:\n%s", out)
+	}
+}
+
+func TestCacheStatsReadonlyReason(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, tc := range []struct {
+		vars []string
+		want string
+	}{
+		{[]string{"OFFCC_CACHE_DIR=" + t.TempDir(), "OFFCC_CACHE=readonly"}, "readonly (OFFCC_CACHE=readonly)"},
+		{[]string{"OFFCC_CACHE_DIR=" + filepath.Join(file, "cache")}, "readonly (directory not writable: " + file + " is not a directory)"},
+	} {
+		rc, out, errs := runCache(t, tc.vars, "stats")
+		if rc != 0 || !regexp.MustCompile(`(?m)^mode +`+regexp.QuoteMeta(tc.want)+`$`).MatchString(out) {
+			t.Errorf("%q: status %d, stderr %q\n%s\nwant mode %s", tc.vars, rc, errs, out, tc.want)
+		}
+	}
+}
+
+func TestCacheImportNotAnArchive(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "rand.bin")
+	os.WriteFile(junk, []byte("\x00\x01 not an archive at all"), 0o644)
+	rc, _, errs := runCache(t, []string{"OFFCC_CACHE_DIR=" + filepath.Join(dir, "cache")}, "import", junk)
+	if rc == 0 || !strings.HasPrefix(errs, "offcc: error: "+junk+": not an offcc cache archive (") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("status %d, stderr %q; want one line naming %s", rc, errs, junk)
 	}
 }

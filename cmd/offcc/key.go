@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/trust"
 )
 
@@ -43,7 +44,7 @@ var keySubcommands = map[string]string{
 	"show":     "offcc key show FILE",
 }
 
-func keyMain(_ context.Context, args []string) int {
+func keyMain(_ context.Context, args []string, _ *config.Config) int {
 	return keyRun(args, os.Stdout, os.Stderr)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/toolchain"
 	"github.com/offcc/offcc/trust"
@@ -88,9 +89,13 @@ finished jobs, and how they confine and sign jobs, INSECURE where they do
 not) and each toolchain's queued and running jobs.
 `
 
-// workerMain runs "offcc worker ARGS...".
-func workerMain(ctx context.Context, args []string) int {
-	return workerRun(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+// sandboxDisable is the setting naming the sandbox layers to leave out.
+const sandboxDisable = "OFFCC_SANDBOX_DISABLE"
+
+// workerMain runs "offcc worker ARGS...", with the settings of cfg (the
+// environment, else the configuration file).
+func workerMain(ctx context.Context, args []string, cfg *config.Config) int {
+	return workerRun(ctx, args, cfg.Getenv, os.Stdout, os.Stderr)
 }
 
 func workerRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -162,7 +167,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 		tools = append(tools, filepath.Join(bin, t))
 	}
 	sandbox, err := farm.NewSandbox(farm.SandboxOptions{Self: self, Tools: tools, Roots: []string{filepath.Dir(bin)},
-		Insecure: *insecureNoSandbox, Limits: limits})
+		Insecure: *insecureNoSandbox, Limits: limits, Disable: getenv(sandboxDisable)})
 	if err != nil {
 		return fail("%v", err)
 	}
