@@ -180,7 +180,15 @@ type executor struct {
 	g     *Graph
 	nodes map[*Action]*node
 	ready readyHeap
-	slots []bool // slots[i]: slot i is busy (for the trace)
+	slots *slots
+	// The run's state: its context (cancelled to stop the build), the
+	// channel its actions report on, whether it was stopped, and its
+	// first failure.
+	runCtx    context.Context
+	cancel    context.CancelFunc
+	results   chan result
+	cancelled bool
+	first     *ExitError
 	// Collected output is printed in the graph's order (clang's job
 	// order), as clang's driver, which runs its jobs one after another,
 	// prints it: device diagnostics before the host's. top lists the
@@ -195,8 +203,7 @@ type executor struct {
 // result is what an action's goroutine reports.
 type result struct {
 	n           *node
-	token       bool
-	slot        int
+	slot        slot // the local slot it ran in
 	err         error
 	code        int
 	out, errOut *bytes.Buffer
@@ -266,6 +273,9 @@ func (e *executor) addNodes(actions []*Action, base float64) {
 	}
 }
 
+// run runs the graph: it starts ready actions while slots are free, and
+// handles what comes back (a finished action, a jobserver token, the end
+// of ctx) until nothing runs any more.
 func (e *executor) run(ctx context.Context) error {
 	e.addNodes(e.g.Actions, 0)
 	for _, a := range e.g.Actions {
@@ -273,193 +283,41 @@ func (e *executor) run(ctx context.Context) error {
 	}
 	e.held = map[*node][]result{}
 	defer e.release(true)
-	e.slots = make([]bool, e.opt.Jobs)
-
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel() // also ends any acquire (derived from runCtx)
-	js := e.opt.Jobserver
-	results := make(chan result)
-	var (
-		first        *ExitError
-		cancelled    bool
-		running      int
-		implicitBusy bool
-		acquiring    bool
-		acqCancel    context.CancelFunc = func() {}
-		tokCh                           = make(chan error, 1)
-		jsBroken     bool
-		ctxDone      = ctx.Done()
-	)
-	stop := func() {
-		if !cancelled {
-			cancelled = true
-			cancel()
-		}
-	}
-	announce := func(n *node) {
-		if n.started {
-			return
-		}
-		n.started = true
-		if n.a.Expand == nil {
-			e.sh.ShowCommand(n.a.Command)
-		}
-		if e.opt.Observer != nil {
-			e.opt.Observer.ActionStarted(n.a)
-		}
-	}
-	start := func(token bool) {
-		n := e.popLocal()
-		n.state = stRunning
-		slot := e.takeSlot()
-		announce(n)
-		running++
-		go func() {
-			r := e.runAction(runCtx, n, false)
-			r.token, r.slot = token, slot
-			results <- r
-		}()
-	}
-	remoteRunning := 0
-	startRemote := func(n *node) {
-		n.state = stRunning
-		announce(n)
-		remoteRunning++
-		go func() {
-			r := e.runAction(runCtx, n, true)
-			results <- r
-		}()
-	}
+	e.runCtx, e.cancel = context.WithCancel(ctx)
+	defer e.cancel() // also ends any token read (derived from runCtx)
+	e.slots = newSlots(e.opt.Jobs, e.opt.Jobserver, e.opt.Remote)
+	defer e.slots.close()
+	e.results = make(chan result)
+	ctxDone := ctx.Done()
 	for {
-		if !cancelled && ctx.Err() != nil {
-			stop()
+		if !e.cancelled && ctx.Err() != nil {
+			e.stop()
 		}
-		if !cancelled && e.opt.Remote != nil {
-			// Slots is asked only when a ready action could go.
-			for {
-				i := e.bestReady(e.remotable)
-				if i < 0 || remoteRunning >= e.opt.Remote.Slots() {
-					break
-				}
-				startRemote(heap.Remove(&e.ready, i).(*node))
-			}
+		if !e.cancelled {
+			e.startReady()
 		}
-		if !cancelled {
-			for running < e.opt.Jobs && e.ready.Len() > 0 {
-				if !implicitBusy {
-					implicitBusy = true
-					start(false)
-					continue
-				}
-				if js == nil {
-					start(false)
-					continue
-				}
-				if jsBroken {
-					break
-				}
-				if !acquiring {
-					acquiring = true
-					actx, c := context.WithCancel(runCtx)
-					acqCancel = c
-					go func() { tokCh <- js.Acquire(actx) }()
-				}
-				break
-			}
-		}
-		// Cancel an acquire nobody needs any more (it could block forever).
-		if acquiring && (cancelled || e.ready.Len() == 0 || running >= e.opt.Jobs) {
-			acqCancel()
-		}
-		if running == 0 && remoteRunning == 0 && !acquiring {
+		e.slots.stopAcquiring(e.wantSlot())
+		if e.slots.idle() {
 			break
 		}
 		e.release(false)
 		select {
-		case r := <-results:
-			n := r.n
-			if r.remote {
-				remoteRunning--
-				if r.requeue && !cancelled {
-					n.local, n.farmNote = true, r.why
-					n.state = stReady
-					heap.Push(&e.ready, n)
-					continue
-				}
-			} else {
-				running--
-				e.slots[r.slot] = false
-				if r.token {
-					js.Release()
-				} else {
-					implicitBusy = false
-				}
-			}
-			if e.opt.Observer != nil {
-				if ho, ok := e.opt.Observer.(HitObserver); ok && r.hit {
-					ho.ActionHit(n.a)
-				}
-				e.opt.Observer.ActionFinished(n.a)
-			}
-			if e.opt.Trace != nil {
-				e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote})
-			}
-			if cancelled {
-				// Killed, or finished while the build was being stopped:
-				// its output no longer matters.
-				n.state = stFailed
-				continue
-			}
-			e.hold(r)
-			if r.err == nil && r.children != nil {
-				r.err = e.expand(n, r.children)
-				if r.err != nil {
-					r.code = 1
-				}
-			}
-			if r.err != nil {
-				n.state = stFailed
-				if first == nil {
-					first = &ExitError{Action: n.a, Code: r.code, Err: r.err}
-				}
-				continue
-			}
-			if n.state != stExpanding {
-				e.finish(n)
-			}
-		case err := <-tokCh:
-			acquiring = false
-			acqCancel()
-			if err != nil {
-				if runCtx.Err() == nil && !errors.Is(err, context.Canceled) {
-					// A broken jobserver: go on with the implicit slot.
-					jsBroken = true
-				}
-				continue
-			}
-			if !cancelled && running < e.opt.Jobs && e.ready.Len() > 0 {
-				if !implicitBusy {
-					// The implicit slot came free meanwhile: use it and
-					// give the token back.
-					js.Release()
-					implicitBusy = true
-					start(false)
-				} else {
-					start(true)
-				}
-			} else {
-				js.Release()
+		case r := <-e.results:
+			e.finished(r)
+		case err := <-e.slots.tokenReady():
+			if sl, ok := e.slots.tokenArrived(err, e.wantSlot()); ok {
+				e.startLocal(sl)
 			}
 		case <-ctxDone:
 			ctxDone = nil
-			stop()
+			e.stop()
 		}
 	}
-	if cancelled {
+	if e.cancelled {
 		return &ExitError{Code: 1, Err: ctx.Err()}
 	}
-	if first != nil {
-		return first
+	if e.first != nil {
+		return e.first
 	}
 	for _, n := range e.nodes {
 		if n.state != stDone {
@@ -467,6 +325,126 @@ func (e *executor) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// stop stops the build: nothing new starts and running actions are
+// cancelled.
+func (e *executor) stop() {
+	if !e.cancelled {
+		e.cancelled = true
+		e.cancel()
+	}
+}
+
+// wantSlot reports whether a ready action waits for a slot.
+func (e *executor) wantSlot() bool {
+	return !e.cancelled && e.ready.Len() > 0
+}
+
+// startReady starts ready actions while slots are free: on e.opt.Remote
+// those it accepts, then the others locally.
+func (e *executor) startReady() {
+	if e.opt.Remote != nil {
+		// Slots is asked only when a ready action could go.
+		for {
+			i := e.bestReady(e.remotable)
+			if i < 0 || !e.slots.acquireRemote() {
+				break
+			}
+			e.startRemote(heap.Remove(&e.ready, i).(*node))
+		}
+	}
+	for e.ready.Len() > 0 {
+		sl, ok := e.slots.acquireLocal(e.runCtx)
+		if !ok {
+			break
+		}
+		e.startLocal(sl)
+	}
+}
+
+// startLocal runs the action popLocal picks in local slot sl.
+func (e *executor) startLocal(sl slot) {
+	n := e.popLocal()
+	n.state = stRunning
+	e.announce(n)
+	go func() {
+		r := e.runAction(e.runCtx, n, false)
+		r.slot = sl
+		e.results <- r
+	}()
+}
+
+// startRemote runs n on e.opt.Remote, in a remote slot already taken.
+func (e *executor) startRemote(n *node) {
+	n.state = stRunning
+	e.announce(n)
+	go func() { e.results <- e.runAction(e.runCtx, n, true) }()
+}
+
+// announce shows n's command and tells the observer, once per action (a
+// remote try and the local run after it count as one).
+func (e *executor) announce(n *node) {
+	if n.started {
+		return
+	}
+	n.started = true
+	if n.a.Expand == nil {
+		e.sh.ShowCommand(n.a.Command)
+	}
+	if e.opt.Observer != nil {
+		e.opt.Observer.ActionStarted(n.a)
+	}
+}
+
+// finished handles an action's result: it gives back its slot, requeues
+// an action Remote gave back, reports and traces it, and expands,
+// finishes or fails it.
+func (e *executor) finished(r result) {
+	n := r.n
+	if r.remote {
+		e.slots.releaseRemote()
+		if r.requeue && !e.cancelled {
+			n.local, n.farmNote = true, r.why
+			n.state = stReady
+			heap.Push(&e.ready, n)
+			return
+		}
+	} else {
+		e.slots.releaseLocal(r.slot)
+	}
+	if e.opt.Observer != nil {
+		if ho, ok := e.opt.Observer.(HitObserver); ok && r.hit {
+			ho.ActionHit(n.a)
+		}
+		e.opt.Observer.ActionFinished(n.a)
+	}
+	if e.opt.Trace != nil {
+		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote})
+	}
+	if e.cancelled {
+		// Killed, or finished while the build was being stopped: its
+		// output no longer matters.
+		n.state = stFailed
+		return
+	}
+	e.hold(r)
+	if r.err == nil && r.children != nil {
+		r.err = e.expand(n, r.children)
+		if r.err != nil {
+			r.code = 1
+		}
+	}
+	if r.err != nil {
+		n.state = stFailed
+		if e.first == nil {
+			e.first = &ExitError{Action: n.a, Code: r.code, Err: r.err}
+		}
+		return
+	}
+	if n.state != stExpanding {
+		e.finish(n)
+	}
 }
 
 // remotable reports whether n may run on e.opt.Remote.
@@ -498,19 +476,6 @@ func (e *executor) popLocal() *node {
 		}
 	}
 	return heap.Pop(&e.ready).(*node)
-}
-
-// takeSlot returns the lowest free slot and marks it busy.
-func (e *executor) takeSlot() int {
-	for i, busy := range e.slots {
-		if !busy {
-			e.slots[i] = true
-			return i
-		}
-	}
-	// More running than Jobs cannot happen; keep the trace readable anyway.
-	e.slots = append(e.slots, true)
-	return len(e.slots) - 1
 }
 
 // expand adds an expanded action's children to the graph.
