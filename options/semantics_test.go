@@ -133,7 +133,7 @@ func TestClangSemanticsRules(t *testing.T) {
 
 // The hand-written tables this overlay replaces, as they were: cache/key.go's
 // uncacheableArgs and searchOptions, farm/job.go's deniedOptions,
-// deniedPrefixes, nameOptions and joinedNames, farm/includes.go's
+// deniedPrefixes, nameOptions and joinedNames, internal/includescan's
 // inclSeparate, inclAngledOptions, inclRefused and inclRefusedPrefixes, and
 // driver/jobs.go's cc1Reads.
 var (
@@ -431,7 +431,7 @@ func TestOldIncludeScannerTables(t *testing.T) {
 		case a == nil:
 			t.Errorf("clang -cc1 %s v: not the option", sp)
 		case a.Count != 2:
-			t.Errorf("clang -cc1 %s v: %s takes %d words, farm/includes.go said 2", sp, a.Option.ID, a.Count)
+			t.Errorf("clang -cc1 %s v: %s takes %d words, internal/includescan said 2", sp, a.Option.ID, a.Count)
 		case a.Option.Value == NoValue:
 			t.Errorf("clang -cc1 %s (%s): value not classified", sp, a.Option.ID)
 		}
@@ -445,12 +445,12 @@ func TestOldIncludeScannerTables(t *testing.T) {
 		a, _ := find(sp)
 		if a == nil {
 			if !notInClang22[sp] {
-				t.Errorf("farm/includes.go refused %s: no option of clang's tables", sp)
+				t.Errorf("internal/includescan refused %s: no option of clang's tables", sp)
 			}
 			continue
 		}
 		if a.Option.Kind != Flag && !a.Option.Value.IsPath() {
-			t.Errorf("%s (%s): value is a %s, farm/includes.go refused it as a path", sp, a.Option.ID, a.Option.Value)
+			t.Errorf("%s (%s): value is a %s, internal/includescan refused it as a path", sp, a.Option.ID, a.Option.Value)
 		}
 	}
 	// Samples of inclRefusedPrefixes ("-fmodule", "-fprebuilt-module-path",

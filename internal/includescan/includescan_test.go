@@ -1,4 +1,4 @@
-package farm
+package includescan
 
 import (
 	"os"
@@ -15,9 +15,9 @@ import (
 	"github.com/offcc/offcc/internal/llvmtest"
 )
 
-// inclTree writes files (relative path -> text) under a new temporary
+// writeTree writes files (relative path -> text) under a new temporary
 // directory and returns it.
-func inclTree(t *testing.T, files map[string]string) string {
+func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
@@ -32,17 +32,17 @@ func inclTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// inclCC1 returns a cc1 line compiling main.c as C with the options opts
+// cc1Line returns a cc1 line compiling main.c as C with the options opts
 // and no system directories.
-func inclCC1(opts ...string) []string {
+func cc1Line(opts ...string) []string {
 	args := []string{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-nostdsysteminc", "-nobuiltininc",
 		"-main-file-name", "main.c", "-o", "-Ibogus", "-MT", "-Ibogus2"}
 	args = append(args, opts...)
 	return append(args, "-x", "c", "main.c")
 }
 
-// inclRel returns files relative to dir ("" for those outside it).
-func inclRel(t *testing.T, dir string, files []string) []string {
+// relTo returns files relative to dir ("" for those outside it).
+func relTo(t *testing.T, dir string, files []string) []string {
 	t.Helper()
 	var out []string
 	for _, f := range files {
@@ -58,9 +58,9 @@ func inclRel(t *testing.T, dir string, files []string) []string {
 	return out
 }
 
-// TestIncludeScanner scans small trees: the lookups, the directives, what
+// TestScanner scans small trees: the lookups, the directives, what
 // fails a scan.
-func TestIncludeScanner(t *testing.T) {
+func TestScanner(t *testing.T) {
 	tests := []struct {
 		name    string
 		files   map[string]string
@@ -278,8 +278,8 @@ func TestIncludeScanner(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := inclTree(t, tc.files)
-			files, ok, why := NewIncludeScanner().Scan(inclCC1(tc.opts...), dir)
+			dir := writeTree(t, tc.files)
+			files, ok, why := New().Scan(cc1Line(tc.opts...), dir)
 			if tc.bad != "" {
 				if ok || !strings.Contains(why, tc.bad) {
 					t.Fatalf("Scan = %v, %v, %q; want a failure with %q", files, ok, why, tc.bad)
@@ -289,7 +289,7 @@ func TestIncludeScanner(t *testing.T) {
 			if !ok {
 				t.Fatalf("Scan failed: %s", why)
 			}
-			got := inclRel(t, dir, files)
+			got := relTo(t, dir, files)
 			for _, w := range tc.want {
 				if !slices.Contains(got, filepath.Clean(w)) {
 					t.Errorf("%s missing from %q", w, got)
@@ -307,46 +307,46 @@ func TestIncludeScanner(t *testing.T) {
 	}
 }
 
-// TestIncludeScannerOptions checks the options Scan refuses, and the
+// TestScannerOptions checks the options Scan refuses, and the
 // values of options that it must not take for options or inputs.
-func TestIncludeScannerOptions(t *testing.T) {
-	dir := inclTree(t, map[string]string{"main.c": "#include \"h.h\"\n", "h.h": "", "pch": ""})
+func TestScannerOptions(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.c": "#include \"h.h\"\n", "h.h": "", "pch": ""})
 	for _, tc := range []struct {
 		args []string
 		bad  string
 	}{
-		{inclCC1("-fmodules"), "-fmodules"},
-		{inclCC1("-fmodule-map-file=m.modulemap"), "-fmodule-map-file"},
-		{inclCC1("-fimplicit-module-maps"), "-fimplicit-module-maps"},
-		{inclCC1("-fmodule-file=x.pcm"), "-fmodule-file"},
-		{inclCC1("-include-pch", "pch"), "-include-pch"},
-		{inclCC1("-iprefix", "p"), "-iprefix"},
-		{inclCC1("-iwithprefix", "p"), "-iwithprefix"},
-		{inclCC1("-iwithprefixbefore", "p"), "-iwithprefixbefore"},
-		{inclCC1("-iwithsysroot", "p"), "-iwithsysroot"},
-		{inclCC1("-F", "fw"), "-F"},
-		{inclCC1("-Ffw"), "-Ffw"},
-		{inclCC1("-iframework", "fw"), "-iframework"},
-		{inclCC1("-iframeworkwithsysroot", "fw"), "-iframeworkwithsysroot"},
-		{inclCC1("-internal-iframework", "fw"), "-internal-iframework"},
-		{inclCC1("-ivfsoverlay", "o.yaml"), "-ivfsoverlay"},
-		{inclCC1("-I=/usr/include"), "sysroot-relative"},
-		{inclCC1("-isystem", "$SYSROOT/usr/include"), "sysroot-relative"},
-		{inclCC1("-fms-compatibility"), "-fms-compatibility"},
-		{inclCC1("-index-header-map"), "-index-header-map"},
-		{inclCC1("-fbuild-session-timestamp=1"), "-fbuild-session-timestamp=1 is not modelled"},
-		{inclCC1("-fprebuilt-module-path=p"), "-fprebuilt-module-path=p is not modelled"},
-		{inclCC1("-fapinotes-modules"), "-fapinotes-modules is not modelled"},
-		{inclCC1("-iapinotes-modules", "p"), "-iapinotes-modules p is not modelled"},
-		{inclCC1("-vfsoverlay", "o.yaml"), "-vfsoverlay o.yaml is not modelled"},
-		{inclCC1("-ivfsoverlayo.yaml"), "-ivfsoverlayo.yaml is not modelled"},
-		{inclCC1("-remap-file", "a;b"), "-remap-file"},
-		{inclCC1("-load", "p.so"), "-load"},
-		{inclCC1("-iquote="), "sysroot-relative"},
-		{inclCC1("--embed-dir="), "empty directory for --embed-dir"},
-		{inclCC1("-isystem", ""), "empty directory for -isystem"},
-		{inclCC1("-Xclang", "-I", "-Xclang", "x"), "clang -cc1 has no option -Xclang"},
-		{inclCC1("-include"), "option -include lacks its value"},
+		{cc1Line("-fmodules"), "-fmodules"},
+		{cc1Line("-fmodule-map-file=m.modulemap"), "-fmodule-map-file"},
+		{cc1Line("-fimplicit-module-maps"), "-fimplicit-module-maps"},
+		{cc1Line("-fmodule-file=x.pcm"), "-fmodule-file"},
+		{cc1Line("-include-pch", "pch"), "-include-pch"},
+		{cc1Line("-iprefix", "p"), "-iprefix"},
+		{cc1Line("-iwithprefix", "p"), "-iwithprefix"},
+		{cc1Line("-iwithprefixbefore", "p"), "-iwithprefixbefore"},
+		{cc1Line("-iwithsysroot", "p"), "-iwithsysroot"},
+		{cc1Line("-F", "fw"), "-F"},
+		{cc1Line("-Ffw"), "-Ffw"},
+		{cc1Line("-iframework", "fw"), "-iframework"},
+		{cc1Line("-iframeworkwithsysroot", "fw"), "-iframeworkwithsysroot"},
+		{cc1Line("-internal-iframework", "fw"), "-internal-iframework"},
+		{cc1Line("-ivfsoverlay", "o.yaml"), "-ivfsoverlay"},
+		{cc1Line("-I=/usr/include"), "sysroot-relative"},
+		{cc1Line("-isystem", "$SYSROOT/usr/include"), "sysroot-relative"},
+		{cc1Line("-fms-compatibility"), "-fms-compatibility"},
+		{cc1Line("-index-header-map"), "-index-header-map"},
+		{cc1Line("-fbuild-session-timestamp=1"), "-fbuild-session-timestamp=1 is not modelled"},
+		{cc1Line("-fprebuilt-module-path=p"), "-fprebuilt-module-path=p is not modelled"},
+		{cc1Line("-fapinotes-modules"), "-fapinotes-modules is not modelled"},
+		{cc1Line("-iapinotes-modules", "p"), "-iapinotes-modules p is not modelled"},
+		{cc1Line("-vfsoverlay", "o.yaml"), "-vfsoverlay o.yaml is not modelled"},
+		{cc1Line("-ivfsoverlayo.yaml"), "-ivfsoverlayo.yaml is not modelled"},
+		{cc1Line("-remap-file", "a;b"), "-remap-file"},
+		{cc1Line("-load", "p.so"), "-load"},
+		{cc1Line("-iquote="), "sysroot-relative"},
+		{cc1Line("--embed-dir="), "empty directory for --embed-dir"},
+		{cc1Line("-isystem", ""), "empty directory for -isystem"},
+		{cc1Line("-Xclang", "-I", "-Xclang", "x"), "clang -cc1 has no option -Xclang"},
+		{cc1Line("-include"), "option -include lacks its value"},
 		{[]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-plugin-arg-x", "-x", "c", "main.c"}, "lacks its value"},
 		{[]string{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-nostdsysteminc", "-nobuiltininc", "main.c"}, "-x LANG FILE"},
 		{[]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-x", "c", "main.c", "-x", "c", "other.c"}, "positional"},
@@ -356,7 +356,7 @@ func TestIncludeScannerOptions(t *testing.T) {
 		{[]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-x", "ast", "main.c"}, "language"},
 		{[]string{"-triple", "x", "-x", "c", "main.c"}, "not a clang -cc1"},
 	} {
-		files, ok, why := NewIncludeScanner().Scan(tc.args, dir)
+		files, ok, why := New().Scan(tc.args, dir)
 		if ok || !strings.Contains(why, tc.bad) {
 			t.Errorf("Scan(%q) = %v, %v, %q; want a failure with %q", tc.args, files, ok, why, tc.bad)
 		}
@@ -367,36 +367,36 @@ func TestIncludeScannerOptions(t *testing.T) {
 	if err := os.Mkdir(sub, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	files, ok, why := NewIncludeScanner().Scan([]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-mllvm", "-fmodules",
+	files, ok, why := New().Scan([]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-mllvm", "-fmodules",
 		"-x", "c", "-working-directory", "..", "-plugin-arg-foo", "-F", "-x", "c", "main.c"}, sub)
 	if !ok || len(files) != 2 {
 		t.Errorf("Scan = %v, %v, %q; want main.c and h.h", files, ok, why)
 	}
-	files, ok, why = NewIncludeScanner().Scan([]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-x", "ir", "main.c"}, dir)
+	files, ok, why = New().Scan([]string{"-cc1", "-nostdsysteminc", "-nobuiltininc", "-x", "ir", "main.c"}, dir)
 	if !ok || len(files) != 1 {
 		t.Errorf("Scan(-x ir) = %v, %v, %q; want main.c alone", files, ok, why)
 	}
 }
 
-// TestIncludeScannerMemo checks that a header's directives and a
+// TestScannerMemo checks that a header's directives and a
 // directory's listing are memoised while their stamps stay, and read again
 // when they change.
-func TestIncludeScannerMemo(t *testing.T) {
-	dir := inclTree(t, map[string]string{"main.c": "#include \"h.h\"\n#include <new.h>\n", "h.h": "#include \"a.h\"\n",
+func TestScannerMemo(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.c": "#include \"h.h\"\n#include <new.h>\n", "h.h": "#include \"a.h\"\n",
 		"a.h": "", "b.h": "", "longer.h": "", "inc/other.h": ""})
 	h := filepath.Join(dir, "h.h")
-	s := NewIncludeScanner()
+	s := New()
 	scan := func(want ...string) {
 		t.Helper()
-		files, ok, why := s.Scan(inclCC1("-I", "inc"), dir)
+		files, ok, why := s.Scan(cc1Line("-I", "inc"), dir)
 		if !ok {
 			t.Fatal(why)
 		}
-		if got := inclRel(t, dir, files); !slices.Equal(got, want) {
+		if got := relTo(t, dir, files); !slices.Equal(got, want) {
 			t.Fatalf("Scan = %q, want %q", got, want)
 		}
 	}
-	memo := func() *inclHeader {
+	memo := func() *memoHeader {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.memo[h]
@@ -409,9 +409,8 @@ func TestIncludeScannerMemo(t *testing.T) {
 		t.Fatalf("a header written just now was trusted")
 	}
 
-	// Files left alone for inclRacy are trusted while their stamps stay.
-	defer func(r time.Duration) { inclRacy = r }(inclRacy)
-	inclRacy = 50 * time.Millisecond
+	// Files left alone for s.racy are trusted while their stamps stay.
+	s.racy = 50 * time.Millisecond
 	old := time.Now().Add(-time.Hour)
 	setH := func(text string) {
 		t.Helper()
@@ -421,7 +420,7 @@ func TestIncludeScannerMemo(t *testing.T) {
 		if err := os.Chtimes(h, old, old); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * inclRacy)
+		time.Sleep(2 * s.racy)
 	}
 	if err := os.Chtimes(filepath.Join(dir, "inc"), old, old); err != nil {
 		t.Fatal(err)
@@ -445,16 +444,16 @@ func TestIncludeScannerMemo(t *testing.T) {
 	scan("main.c", "h.h", "inc/new.h", "longer.h")
 }
 
-// TestIncludeScannerConcurrent runs scans of different trees at once on
+// TestScannerConcurrent runs scans of different trees at once on
 // one scanner (run it with -race).
-func TestIncludeScannerConcurrent(t *testing.T) {
-	dir := inclTree(t, map[string]string{"main.c": "#include \"h.h\"\n#include <s.h>\n", "h.h": "#include \"g.h\"\n", "g.h": "", "inc/s.h": ""})
-	s := NewIncludeScanner()
+func TestScannerConcurrent(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.c": "#include \"h.h\"\n#include <s.h>\n", "h.h": "#include \"g.h\"\n", "g.h": "", "inc/s.h": ""})
+	s := New()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 20 {
-				files, ok, why := s.Scan(inclCC1("-I", "inc"), dir)
+				files, ok, why := s.Scan(cc1Line("-I", "inc"), dir)
 				if !ok || len(files) != 4 {
 					t.Errorf("Scan = %v, %v, %q", files, ok, why)
 					return
@@ -465,24 +464,24 @@ func TestIncludeScannerConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestIncludeScannerSymlinkDotDot checks that a path whose ".." follows a
+// TestScannerSymlinkDotDot checks that a path whose ".." follows a
 // symlink, which names another file than its clean form, fails the scan.
-func TestIncludeScannerSymlinkDotDot(t *testing.T) {
-	dir := inclTree(t, map[string]string{"main.c": "#include <x.h>\n", "real/a/b/x.h": "", "sub/x.h": ""})
+func TestScannerSymlinkDotDot(t *testing.T) {
+	dir := writeTree(t, map[string]string{"main.c": "#include <x.h>\n", "real/a/b/x.h": "", "sub/x.h": ""})
 	if err := os.Symlink(filepath.Join(dir, "real/a/b"), filepath.Join(dir, "sub/link")); err != nil {
 		t.Skip(err)
 	}
 	// sub/link/.. is real/a (no x.h there: skipped); sub/link/../b is
 	// real/a/b, whose x.h is not sub/b/x.h.
-	files, ok, why := NewIncludeScanner().Scan(inclCC1("-I", "sub/link/..", "-I", "sub/link/../b"), dir)
+	files, ok, why := New().Scan(cc1Line("-I", "sub/link/..", "-I", "sub/link/../b"), dir)
 	if ok || !strings.Contains(why, "clean path") {
 		t.Fatalf("Scan = %v, %v, %q; want a failure about the clean path", files, ok, why)
 	}
 }
 
-// inclCC1Lines returns the cc1 argument lists (argv[1:]) clang's driver
+// clangCC1Lines returns the cc1 argument lists (argv[1:]) clang's driver
 // writes for args, run in dir.
-func inclCC1Lines(t testing.TB, clang, dir string, args ...string) [][]string {
+func clangCC1Lines(t testing.TB, clang, dir string, args ...string) [][]string {
 	t.Helper()
 	cmd := exec.Command(clang, append([]string{"-###"}, args...)...)
 	cmd.Dir = dir
@@ -506,10 +505,10 @@ func inclCC1Lines(t testing.TB, clang, dir string, args ...string) [][]string {
 	return lines
 }
 
-// inclClangDeps runs cc1 as a dependency-only preprocessor pass, as
+// clangDeps runs cc1 as a dependency-only preprocessor pass, as
 // Client.scan does, and returns the files it lists (absolute and clean)
 // and how long it took.
-func inclClangDeps(t *testing.T, clang, dir string, cc1 []string) ([]string, time.Duration) {
+func clangDeps(t *testing.T, clang, dir string, cc1 []string) ([]string, time.Duration) {
 	t.Helper()
 	d := filepath.Join(t.TempDir(), "deps.d")
 	args := append(slices.Clone(cc1), "-Eonly", "-dependency-file", d, "-MT", "x", "-sys-header-deps")
@@ -533,11 +532,11 @@ func inclClangDeps(t *testing.T, clang, dir string, cc1 []string) ([]string, tim
 	return deps, took
 }
 
-// TestIncludeScannerSupersetOfClang checks Scan against clang's own
+// TestScannerSupersetOfClang checks Scan against clang's own
 // dependency list for real cc1 lines, and logs how long each took.
-func TestIncludeScannerSupersetOfClang(t *testing.T) {
+func TestScannerSupersetOfClang(t *testing.T) {
 	clang := llvmtest.Tool(t, "clang")
-	hip, err := filepath.Abs("../testdata/hip")
+	hip, err := filepath.Abs("../../testdata/hip")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,10 +557,10 @@ func TestIncludeScannerSupersetOfClang(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := hip
 			if tc.src != "" {
-				dir = inclTree(t, map[string]string{tc.src: tc.text})
+				dir = writeTree(t, map[string]string{tc.src: tc.text})
 			}
 			var cc1 []string
-			for _, l := range inclCC1Lines(t, clang, dir, tc.args...) {
+			for _, l := range clangCC1Lines(t, clang, dir, tc.args...) {
 				if i := slices.Index(l, "-triple"); tc.pick == "" || i >= 0 && strings.Contains(l[i+1], tc.pick) {
 					cc1 = l
 					break
@@ -570,8 +569,8 @@ func TestIncludeScannerSupersetOfClang(t *testing.T) {
 			if cc1 == nil {
 				t.Fatalf("no cc1 line for %s", tc.pick)
 			}
-			deps, clangTook := inclClangDeps(t, clang, dir, cc1)
-			s := NewIncludeScanner()
+			deps, clangTook := clangDeps(t, clang, dir, cc1)
+			s := New()
 			start := time.Now()
 			files, ok, why := s.Scan(cc1, dir)
 			cold := time.Since(start)
@@ -609,16 +608,16 @@ func BenchmarkIncludeScan(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "m.cpp"), []byte(src), 0o666); err != nil {
 		b.Fatal(err)
 	}
-	cc1 := inclCC1Lines(b, clang, dir, "-c", "m.cpp")[0]
+	cc1 := clangCC1Lines(b, clang, dir, "-c", "m.cpp")[0]
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			if _, ok, why := NewIncludeScanner().Scan(cc1, dir); !ok {
+			if _, ok, why := New().Scan(cc1, dir); !ok {
 				b.Fatal(why)
 			}
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		s := NewIncludeScanner()
+		s := New()
 		s.Scan(cc1, dir)
 		for b.Loop() {
 			if _, ok, why := s.Scan(cc1, dir); !ok {
@@ -643,7 +642,7 @@ func FuzzIncludeDirectives(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := inclParse(data)
+		p := parseDirectives(data)
 		for _, r := range p.refs {
 			if strings.ContainsAny(r.name, "\n\r") {
 				t.Fatalf("name %q spans lines", r.name)
@@ -651,7 +650,7 @@ func FuzzIncludeDirectives(f *testing.F) {
 		}
 		// The fast path over lines that are not directives finds what
 		// lexing every token finds.
-		if slow := inclParseWith(data, false); !reflect.DeepEqual(p, slow) {
+		if slow := parseDirectivesWith(data, false); !reflect.DeepEqual(p, slow) {
 			t.Fatalf("fast parse %+v; token by token %+v", p, slow)
 		}
 	})
