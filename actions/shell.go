@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,9 @@ type ShellOptions struct {
 	// is started with; a longer command line of a tool that reads
 	// response files is passed in one (in TempDir). 0 means ArgLimit().
 	ArgLimit int
+	// BaseEnv, when not nil, is the environment commands start from (Env
+	// is added to it); nil means offcc's own (os.Environ()).
+	BaseEnv []string
 }
 
 // Shell performs a build's side effects: it runs commands, creates,
@@ -315,7 +319,13 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 			return &StartError{Path: path, Err: err}
 		}
 	}
-	if err := sh.exec(ctx, path, argv, a.Env, stdin, a.Dir, sh.err); err != nil {
+	temps := map[string]string{}
+	for _, r := range renames {
+		temps[r.from] = r.to
+	}
+	watch := newStderrWatch(sh.err, temps) // see nospace.go
+	if err := sh.exec(ctx, path, argv, a.Env, stdin, a.Dir, sh.out, watch); err != nil {
+		sh.reportNoSpace(a, watch.full)
 		return err
 	}
 	for _, r := range renames {
@@ -328,14 +338,18 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 
 // exec runs the file path with the argument vector argv (argv[0]
 // included) in its own process group, in directory dir ("" for offcc's),
-// with the action's standard output and the writer stderr.
+// with the writers stdout and stderr.
 // When ctx is done the group gets SIGTERM, then SIGKILL after killGrace.
-func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader, dir string, stderr io.Writer) error {
+// This is the one place a client-side child process of offcc starts.
+func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader, dir string, stdout, stderr io.Writer) error {
 	cmd := exec.Command(path)
 	cmd.Stdin = stdin // nil reads /dev/null
-	cmd.Stdout, cmd.Stderr = sh.out, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Dir = dir
-	if len(env) > 0 || len(sh.opt.Env) > 0 {
+	switch {
+	case sh.opt.BaseEnv != nil:
+		cmd.Env = append(append(slices.Clip(sh.opt.BaseEnv), sh.opt.Env...), env...)
+	case len(env) > 0 || len(sh.opt.Env) > 0:
 		cmd.Env = append(append(os.Environ(), sh.opt.Env...), env...)
 	}
 	fullEnv := cmd.Env
@@ -344,7 +358,7 @@ func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdi
 	}
 	argv, cleanup, err := ResponseFileCommand(path, argv, fullEnv, sh.opt.TempDir, sh.opt.ArgLimit)
 	if err != nil {
-		return &StartError{Path: path, Err: err}
+		return &StartError{Path: path, Err: &ResponseFileError{Err: err}}
 	}
 	defer cleanup()
 	cmd.Args = argv
@@ -381,6 +395,79 @@ func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdi
 	<-killerDone
 	return err
 }
+
+// Cmd is a child process that offcc runs for its own purposes rather
+// than as an action of a plan: a query whose output it reads (clang -###,
+// llvm-dis) or a step inside an in-process action (spirv-link, the build
+// farm's dependency scan). Shell.Run runs it as it runs actions' commands.
+type Cmd struct {
+	// Argv is the command line; Argv[0] is the file run.
+	Argv []string
+	// Argv0, when set, is the name the program is run under (argv[0]).
+	Argv0 string
+	// Env is KEY=VALUE environment added after the Shell's.
+	Env []string
+	// Dir is the directory the command runs in; "" is offcc's.
+	Dir string
+	// Stdin is the command's standard input; nil reads /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr receive the command's output; nil discards it.
+	Stdout, Stderr io.Writer
+	// Quiet leaves the command out of -v's listing: for offcc's own
+	// queries, which clang's -v does not list either (clang -###).
+	Quiet bool
+}
+
+// Run runs c, printing it first under -v (unless c.Quiet), in its own
+// process group: when ctx is done the group gets SIGTERM, then SIGKILL
+// (as an action's command). A command line too long for execve goes in
+// a response file (in the Shell's TempDir) for tools that read one. Run
+// runs c in a dry run too: a caller runs there only what it must (the
+// queries a plan needs). A command that cannot be started is a
+// *StartError; one that fails is an *exec.ExitError.
+func (sh *Shell) Run(ctx context.Context, c *Cmd) error {
+	if len(c.Argv) == 0 {
+		return errors.New("actions: Run of an empty command")
+	}
+	argv := slices.Clone(c.Argv)
+	path := argv[0]
+	if c.Argv0 != "" {
+		argv[0] = c.Argv0
+	}
+	if sh.opt.Verbose && !sh.opt.DryRun && !c.Quiet {
+		sh.Print(FormatVerbose(c.Argv) + "\n")
+	}
+	stdout, stderr := c.Stdout, c.Stderr
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	return sh.exec(ctx, path, argv, c.Env, c.Stdin, c.Dir, stdout, stderr)
+}
+
+// Output runs argv as Run does and returns its standard output; its
+// standard error is in the *exec.ExitError of a failure (as
+// exec.Cmd.Output keeps it), and discarded otherwise.
+func (sh *Shell) Output(ctx context.Context, argv ...string) ([]byte, error) {
+	var out, errOut bytes.Buffer
+	err := sh.Run(ctx, &Cmd{Argv: argv, Stdout: &out, Stderr: &errOut})
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ee.Stderr = errOut.Bytes()
+	}
+	return out.Bytes(), err
+}
+
+// ResponseFileError is a response file that could not be written for a
+// command line too long to start (it is a StartError's Err).
+type ResponseFileError struct{ Err error }
+
+func (e *ResponseFileError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ResponseFileError) Unwrap() error { return e.Err }
 
 // StartError is a command that could not be started.
 type StartError struct {

@@ -21,17 +21,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
-	"github.com/offcc/offcc/cache/redisstore"
-	"github.com/offcc/offcc/farm"
+	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
-	"github.com/offcc/offcc/trust"
 )
 
 // Invocation is one run of the driver: how it was called and where it
@@ -53,23 +50,13 @@ type Invocation struct {
 	// Exec replaces the process with clang when offcc has nothing to add
 	// (syscall.Exec); nil runs clang as a child and returns its status.
 	Exec func(path string, argv, env []string) error
+	// Services open the shared cache, the build farm and the progress
+	// line when a build needs them; nil does without all three.
+	Services *Services
 
 	// ensureTemp makes the build's temporary directory if it is not made
 	// yet (see tempDir); nil when there is none to make.
 	ensureTemp func() error
-
-	// keys are the process's signing and trusted keys, read once for the
-	// shared cache and the build farm (see trustKeys).
-	keysOnce sync.Once
-	keys     *trust.Settings
-	keysErr  error
-}
-
-// trustKeys returns the keys the environment names (trust.FromEnv), read
-// on first use: the shared cache and the farm share one reading.
-func (inv *Invocation) trustKeys() (*trust.Settings, error) {
-	inv.keysOnce.Do(func() { inv.keys, inv.keysErr = trust.FromEnv(inv.getenv) })
-	return inv.keys, inv.keysErr
 }
 
 func (inv *Invocation) getenv(key string) string {
@@ -130,13 +117,13 @@ func Main(ctx context.Context, inv *Invocation) int {
 		if inv.compileCommandsFile(opts) != "" {
 			inv.recordWithoutPlan(ctx, llvm, opts, c)
 		}
-		return inv.runClang(llvm.Clang(), opts)
+		return inv.runClang(ctx, llvm.Clang(), opts)
 	}
 	return inv.offload(ctx, llvm, opts, kind, c)
 }
 
 // runClang hands the command line to clang under offcc's name.
-func (inv *Invocation) runClang(clang string, opts *Options) int {
+func (inv *Invocation) runClang(ctx context.Context, clang string, opts *Options) int {
 	args := opts.ClangArgs
 	argv := append([]string{inv.prog()}, args...)
 	// A command line too long for execve (offcc expanded @files) goes to
@@ -156,7 +143,7 @@ func (inv *Invocation) runClang(clang string, opts *Options) int {
 	if inv.Stdin != nil {
 		shopt.Stdin = func() ([]byte, error) { return io.ReadAll(inv.Stdin) }
 	}
-	err = actions.Execute(context.Background(), g, actions.NewShell(shopt), actions.Options{Jobs: 1})
+	err = actions.Execute(ctx, g, actions.NewShell(shopt), actions.Options{Jobs: 1})
 	var ee *actions.ExitError
 	if errors.As(err, &ee) && ee.CommandFailed() {
 		return ee.Code
@@ -276,7 +263,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	// A build that the plan cache and the build cache serve whole writes
 	// nothing there: with both caches on (and no build farm), it is made
 	// when something is first written in it.
-	remote := opts.RemoteExec != "" || !opts.NoRemoteExec && inv.getenv("OFFCC_REMOTE_EXEC") != ""
+	remote := inv.remoteExecURL(opts) != ""
 	temp, err := newTempDir(root, dryRun || plans == nil || remote)
 	if err != nil {
 		return inv.errorf("%v", err)
@@ -351,7 +338,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 				s.Close()
 			}
 			temp.remove() // Exec does not return
-			return inv.runClang(llvm.Clang(), opts)
+			return inv.runClang(ctx, llvm.Clang(), opts)
 		}
 		// offcc's own outputs (the graph, the trace) describe a plan of
 		// one action: clang's driver with the whole command line.
@@ -400,9 +387,10 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		traceFile = inv.getenv("OFFCC_JOB_TRACE")
 	}
 	var trace *actions.Trace
-	if traceFile != "" || inv.getenv("OFFCC_TRACE") != "" {
+	traceLines, _ := config.ParseBool(inv.getenv("OFFCC_TRACE"))
+	if traceFile != "" || traceLines {
 		trace = &actions.Trace{}
-		if inv.getenv("OFFCC_TRACE") != "" {
+		if traceLines {
 			trace.Lines = inv.Stderr
 		}
 	}
@@ -412,17 +400,29 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		execOpts.Cache = session
 		defer session.Close()
 	}
-	if client := inv.farmClient(opts, llvm, tempDir); client != nil {
-		execOpts.Remote = client
-		defer client.Close()
+	// The status line comes before the farm's client, which runs its
+	// dependency scans through the build's Shell (and so its writers);
+	// it shows nothing until the first job starts.
+	var st Progress
+	if inv.Services != nil && inv.Services.Progress != nil {
+		st = inv.Services.Progress(inv.serviceEnv(), inv.Stderr)
 	}
-	st := inv.startProgress()
 	if st != nil {
 		shopt.Stdout, shopt.Stderr = st.Writer(inv.Stdout), st.Writer(inv.Stderr)
-		execOpts.Observer = progressObserver{st}
+		execOpts.Observer = st
 	}
-	err = actions.Execute(ctx, plan.Graph, actions.NewShell(shopt), execOpts)
-	st.Close()
+	sh := actions.NewShell(shopt)
+	if url := inv.remoteExecURL(opts); url != "" && inv.Services != nil && inv.Services.Remote != nil {
+		req := RemoteRequest{URL: url, Clang: llvm.Clang(), TempDir: tempDir, Shell: sh}
+		if client, closeClient := inv.Services.Remote(inv.serviceEnv(), req); client != nil {
+			execOpts.Remote = client
+			defer closeClient()
+		}
+	}
+	err = actions.Execute(ctx, plan.Graph, sh, execOpts)
+	if st != nil {
+		st.Close()
+	}
 	status := inv.report(err)
 	if traceFile != "" {
 		if werr := atomicfile.WriteFunc(traceFile, 0o666, func(w io.Writer) error {
@@ -460,11 +460,11 @@ func plansPlainCompile(opts *Options, c *cache.Cache) bool {
 }
 
 // openCache opens the build cache the environment selects, with the shared
-// cache behind it when OFFCC_REMOTE_CACHE names one; nil when it is off
-// (OFFCC_CACHE=0 or --no-cache). A bad setting is an error, except those
-// of the shared cache: a bad URL or key setting (trust.FromEnv), or no
-// trusted keys without OFFCC_REMOTE_CACHE_INSECURE=1, is a warning and
-// the build goes on with the local cache only.
+// cache behind it when OFFCC_REMOTE_CACHE names one (Services.SharedCache
+// connects it); nil when it is off (OFFCC_CACHE=0 or --no-cache). A bad
+// setting is an error, except those of the shared cache, which
+// SharedCache turns into a warning: the build goes on with the local
+// cache only.
 func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 	cfg, err := cache.ConfigFromEnv(inv.getenv)
 	if err != nil || opts.NoCache {
@@ -474,87 +474,20 @@ func (inv *Invocation) openCache(opts *Options) (*cache.Cache, error) {
 	if c == nil || cfg.RemoteURL == "" {
 		return c, nil
 	}
-	name := redisstore.Redact(cfg.RemoteURL)
-	keys, err := inv.trustKeys()
-	if err != nil {
-		inv.warnf("shared cache %s: %v; using the local cache only", name, err)
-		return c, nil
+	if inv.Services != nil && inv.Services.SharedCache != nil {
+		inv.Services.SharedCache(inv.serviceEnv(), c, cfg)
 	}
-	if why := cache.SharedCacheOff(keys.CacheWriters, cfg.RemoteInsecure); why != "" {
-		inv.warnf("shared cache %s: %s; using the local cache only", name, why)
-		return c, nil
-	}
-	c.Keys = keys
-	remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{})
-	if err != nil {
-		// The user's to fix, but no reason to fail the build: the
-		// local cache goes on.
-		inv.warnf("OFFCC_REMOTE_CACHE: %v; using the local cache only", err)
-		return c, nil
-	}
-	c.Remote, c.RemoteName = remote, name
 	return c, nil
 }
 
-// farmClient returns the build farm's client when --remote-exec or
-// OFFCC_REMOTE_EXEC names a server, else nil. A bad URL or an unreachable
-// server is a warning: the build runs locally.
-func (inv *Invocation) farmClient(opts *Options, llvm *toolchain.LLVM, tempDir string) *farmClient {
+// remoteExecURL returns the build farm's server that --remote-exec or
+// OFFCC_REMOTE_EXEC names, or "" for none (--no-remote-exec).
+func (inv *Invocation) remoteExecURL(opts *Options) string {
 	url := opts.RemoteExec
 	if url == "" && !opts.NoRemoteExec {
 		url = inv.getenv("OFFCC_REMOTE_EXEC")
 	}
-	if url == "" {
-		return nil
-	}
-	pickup := time.Duration(0)
-	if v := inv.getenv("OFFCC_REMOTE_EXEC_PICKUP"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			inv.warnf("OFFCC_REMOTE_EXEC_PICKUP=%s is not a duration such as 2s; using 2s", v)
-		} else {
-			pickup = d
-		}
-	}
-	store, err := redisstore.Open(url, redisstore.Options{OpTimeout: 5 * time.Second})
-	if err != nil {
-		inv.warnf("build farm: %v; running every job locally", err)
-		return nil
-	}
-	keys, err := inv.trustKeys()
-	if err != nil {
-		store.Close()
-		inv.warnf("build farm: %v; running every job locally", err)
-		return nil
-	}
-	insecure := false
-	switch strings.ToLower(inv.getenv(farm.EnvInsecure)) {
-	case "", "0", "off", "no", "false":
-	default:
-		insecure = true
-	}
-	client, err := farm.NewClient(store, farm.ClientOptions{
-		Clang: llvm.Clang(), TempDir: tempDir, Pickup: pickup, Keys: keys, Insecure: insecure,
-		Warn: func(msg string) { inv.warnf("%s", msg) },
-	})
-	if err != nil {
-		store.Close()
-		inv.warnf("build farm %s: %v; running every job locally", store.Name(), err)
-		return nil
-	}
-	return &farmClient{client, store}
-}
-
-// farmClient is the farm's client with the store it owns.
-type farmClient struct {
-	*farm.Client
-	store *redisstore.Store
-}
-
-// Close stops the client and closes its connections.
-func (f *farmClient) Close() {
-	f.Client.Close()
-	f.store.Close()
+	return url
 }
 
 // newSession starts this build's use of the cache c.

@@ -282,22 +282,26 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 			return nil, nil, err
 		}
 	}
-	env := append(append([]string{}, inv.Env...), "TMPDIR="+tempDir)
-	argv, cleanup, err := actions.ResponseFileCommand(clang, append([]string{inv.prog()}, args...), env, tempDir, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot write a response file: %v", err)
-	}
-	defer cleanup()
-	cmd := exec.CommandContext(ctx, clang, argv[1:]...)
-	cmd.Args[0] = inv.prog()
-	cmd.Env = env
+	// clang's -v lists no query of this kind, and neither does offcc's.
+	sh := actions.NewShell(actions.ShellOptions{
+		Stderr: inv.Stderr, TempDir: tempDir, BaseEnv: inv.Env, Env: []string{"TMPDIR=" + tempDir},
+	})
 	var out bytes.Buffer
-	cmd.Stderr = &out
-	cmd.Stdout = &out
 	code := 0
-	if err := cmd.Run(); err != nil {
+	err = sh.Run(ctx, &actions.Cmd{
+		Argv: append([]string{clang}, args...), Argv0: inv.prog(),
+		Stdout: &out, Stderr: &out, Quiet: true,
+	})
+	if err != nil {
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
+		var re *actions.ResponseFileError
+		var se *actions.StartError
+		switch {
+		case errors.As(err, &re):
+			return nil, nil, fmt.Errorf("cannot write a response file: %v", re.Err)
+		case errors.As(err, &se):
+			return nil, nil, fmt.Errorf("cannot run %s: %v", clang, se.Err)
+		case !errors.As(err, &ee):
 			return nil, nil, fmt.Errorf("cannot run %s: %v", clang, err)
 		}
 		code = max(ee.ExitCode(), 1)

@@ -1,6 +1,7 @@
 package farm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +20,7 @@ import (
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/internal/includescan"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
 	"github.com/offcc/offcc/trust"
@@ -43,6 +44,10 @@ type ClientOptions struct {
 	// Keys are the client's signing key (its jobs) and the workers it
 	// trusts (their results); see trust.Settings.
 	Keys *trust.Settings
+	// Shell is the build's Shell, through which the client runs its
+	// dependency scans (shown under -v, killed with the build); nil is a
+	// quiet Shell of its own.
+	Shell *actions.Shell
 	// Insecure sends unsigned jobs (signed all the same where a key is
 	// given) and believes unsigned results: for a farm whose Redis only
 	// trusted machines can write (OFFCC_REMOTE_EXEC_INSECURE=1).
@@ -63,7 +68,7 @@ type Client struct {
 	cwd       string
 
 	// includes finds the files a compile reads without running clang.
-	includes *IncludeScanner
+	includes *includescan.Scanner
 	// digests memoises the blobs of the files jobs ship, by path, while
 	// their size and modification time stay the same.
 	digests sync.Map // path -> memoBlob
@@ -115,7 +120,7 @@ func NewClient(store *redisstore.Store, opt ClientOptions) (*Client, error) {
 	cwd, _ := os.Getwd()
 	return &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
 		toolDir: toolDir(opt.Clang), stop: make(chan struct{}),
-		includes: NewIncludeScanner()}, nil
+		includes: includescan.New()}, nil
 }
 
 // EnvInsecure is the environment variable that lets a client use a farm
@@ -683,7 +688,7 @@ func (c *Client) blobOf(path, name string) (cache.Blob, error) {
 	return b, nil
 }
 
-// scan lists the files a compile reads (where IncludeScanner cannot): its
+// scan lists the files a compile reads (where includescan.Scanner cannot): its
 // command run here as a preprocessor pass that writes only a dependency
 // file (system headers included). Relative names are relative to the
 // command's -working-directory, if it has one, else to offcc's directory.
@@ -695,10 +700,17 @@ func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) 
 	f.Close()
 	defer os.Remove(f.Name())
 	args := append(withoutAction(a.Command[1:]), "-Eonly", "-dependency-file", f.Name(), "-MT", "scan", "-sys-header-deps")
-	cmd := exec.CommandContext(ctx, a.Command[0], args...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+c.opt.TempDir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		first, _, _ := strings.Cut(string(out), "\n")
+	sh := c.opt.Shell
+	if sh == nil {
+		sh = actions.NewShell(actions.ShellOptions{TempDir: c.opt.TempDir})
+	}
+	var out bytes.Buffer
+	err = sh.Run(ctx, &actions.Cmd{
+		Argv: append([]string{a.Command[0]}, args...), Env: []string{"TMPDIR=" + c.opt.TempDir},
+		Stdout: &out, Stderr: &out,
+	})
+	if err != nil {
+		first, _, _ := strings.Cut(out.String(), "\n")
 		return nil, fmt.Errorf("dependency scan failed: %v: %s", err, first)
 	}
 	return actions.ReadDepFile(f.Name())

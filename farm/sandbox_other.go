@@ -32,6 +32,8 @@ func (s *Sandbox) Layers() []string { return nil }
 // Command returns the command that runs tool with args directly, in jobDir,
 // with env; cancelling ctx kills it (what it started may live on).
 func (s *Sandbox) Command(ctx context.Context, slot int, jobDir string, readOnly []string, tool string, args []string, env []string) (*exec.Cmd, error) {
+	// Worker side: the worker's own executor starts its jobs here, not
+	// through a client build's actions.Shell (deliberately).
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.Dir = jobDir
 	cmd.Env = env

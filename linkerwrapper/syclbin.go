@@ -172,7 +172,7 @@ func (l *linkPlan) planSYCLBIN() ([]*actions.Action, error) {
 				files = append(files, b.file)
 				names = append(names, b.path)
 			}
-			f, err = syclbinlink.Link(ctx, syclbinlink.Config{TempDir: tmpDir, Stderr: sh.Stderr()}, files, names)
+			f, err = syclbinlink.Link(ctx, syclbinlink.Config{TempDir: tmpDir, Shell: sh}, files, names)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/spirv"
 	"github.com/offcc/offcc/syclbin"
 )
@@ -29,10 +30,15 @@ type Config struct {
 	// the system default (os.TempDir).
 	TempDir string
 	// Stderr receives spirv-link's diagnostics and, with Verbose, its
-	// command line; nil discards them.
+	// command line; nil discards them (or, with Shell, is Shell's).
 	Stderr io.Writer
-	// Verbose prints each spirv-link command to Stderr before running it.
+	// Verbose prints each spirv-link command to Stderr, in clang's -v
+	// quoting, before running it.
 	Verbose bool
+	// Shell, when not nil, runs spirv-link: the build's, so that the
+	// command shows under its -v and dies with it. nil is a Shell of
+	// Stderr and Verbose.
+	Shell *actions.Shell
 }
 
 // member is one IR module of a link group.
@@ -301,13 +307,21 @@ func (g *group) check(withTarget bool) []error {
 // linker runs spirv-link in a private temporary directory.
 type linker struct {
 	cfg  Config
+	sh   *actions.Shell
 	tool string
 	dir  string
 }
 
 func newLinker(cfg Config) (*linker, error) {
+	if cfg.Stderr == nil && cfg.Shell != nil {
+		cfg.Stderr = cfg.Shell.Stderr()
+	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
+	}
+	sh := cfg.Shell
+	if sh == nil {
+		sh = actions.NewShell(actions.ShellOptions{Stderr: cfg.Stderr, Verbose: cfg.Verbose})
 	}
 	tool := cfg.SPIRVLink
 	if tool == "" {
@@ -321,7 +335,7 @@ func newLinker(cfg Config) (*linker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a temporary directory: %v", err)
 	}
-	return &linker{cfg: cfg, tool: tool, dir: dir}, nil
+	return &linker{cfg: cfg, sh: sh, tool: tool, dir: dir}, nil
 }
 
 func (l *linker) close() { os.RemoveAll(l.dir) }
@@ -339,14 +353,8 @@ func (l *linker) link(ctx context.Context, gi int, g *group) ([]byte, error) {
 	}
 	outPath := filepath.Join(l.dir, fmt.Sprintf("g%d-linked.spv", gi))
 	args = append(args, "-o", outPath)
-	cmd := exec.CommandContext(ctx, l.tool, args...)
 	var diag bytes.Buffer
-	cmd.Stdout = &diag
-	cmd.Stderr = &diag
-	if l.cfg.Verbose {
-		fmt.Fprintln(l.cfg.Stderr, commandLine(l.tool, args))
-	}
-	err := cmd.Run()
+	err := l.sh.Run(ctx, &actions.Cmd{Argv: append([]string{l.tool}, args...), Stdout: &diag, Stderr: &diag})
 	if diag.Len() > 0 {
 		if !bytes.HasSuffix(diag.Bytes(), []byte("\n")) {
 			diag.WriteByte('\n') // spirv-link ends its messages without one
@@ -361,6 +369,10 @@ func (l *linker) link(ctx context.Context, gi int, g *group) ([]byte, error) {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			return nil, fmt.Errorf("spirv-link failed linking %s (%v; use -v to see the command)", what, exit.ProcessState)
+		}
+		var start *actions.StartError
+		if errors.As(err, &start) {
+			err = start.Err
 		}
 		return nil, fmt.Errorf("cannot run spirv-link: %v", err)
 	}
@@ -385,22 +397,4 @@ func (l *linker) link(ctx context.Context, gi int, g *group) ([]byte, error) {
 		}
 	}
 	return linked, nil
-}
-
-// commandLine quotes a command for display, as a POSIX shell would read it.
-func commandLine(tool string, args []string) string {
-	parts := []string{shellQuote(tool)}
-	for _, a := range args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=+,:@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

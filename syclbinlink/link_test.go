@@ -255,7 +255,8 @@ func TestMainVerbose(t *testing.T) {
 		t.Fatalf("rc %d: %s", rc, stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "spirv-link ") || !strings.Contains(lines[0], ".spv -o ") {
+	// The command as clang's -v (and offcc's) lists commands.
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], ` "`) || !strings.Contains(lines[0], `spirv-link" `) || !strings.Contains(lines[0], ".spv -o ") {
 		t.Errorf("-v printed %q, want one spirv-link command", stderr)
 	}
 }
@@ -418,7 +419,7 @@ func TestLinkGroups(t *testing.T) {
 		}
 		spirvVal(t, am.IR[0].Data)
 	}
-	if n := strings.Count(verbose.String(), "spirv-link "); n != 2 {
+	if n := strings.Count(verbose.String(), `spirv-link" `); n != 2 {
 		t.Errorf("verbose output has %d spirv-link commands, want 2:\n%s", n, verbose.String())
 	}
 	if ents := dirEntries(t, tmp); len(ents) != 0 {

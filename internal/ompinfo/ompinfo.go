@@ -41,9 +41,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/offcc/offcc/actions"
 )
 
 // NamedNode is the named metadata that a device compile reads from the host
@@ -84,22 +85,24 @@ func Digest(ctx context.Context, llvmDis string, bitcode string) (string, error)
 	if strings.HasPrefix(arg, "-") {
 		arg = "./" + arg // not an option, nor stdin
 	}
-	cmd := exec.CommandContext(ctx, llvmDis, disArgs(arg)...)
+	// Through a Shell, as every child of offcc's: in its own process
+	// group, killed when ctx is done. Quiet: a cache key's query, not a
+	// step of the build that -v lists.
+	sh := actions.NewShell(actions.ShellOptions{})
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", fmt.Errorf("ompinfo: %s: %w", llvmDis, err)
-	}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("ompinfo: %s: %w", llvmDis, err)
-	}
+	stdout, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := sh.Run(ctx, &actions.Cmd{Argv: append([]string{llvmDis}, disArgs(arg)...), Stdout: pw, Stderr: &stderr, Quiet: true})
+		pw.Close() // Run returns once llvm-dis's output is all written
+		done <- err
+	}()
 	md, rerr := collect(stdout)
 	if rerr != nil {
 		// Let llvm-dis finish (or fail on a closed pipe) rather than block.
 		_, _ = io.Copy(io.Discard, stdout)
 	}
-	werr := cmd.Wait()
+	werr := <-done
 	if werr != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			return "", fmt.Errorf("ompinfo: %s %s: %w: %s", llvmDis, bitcode, werr, msg)

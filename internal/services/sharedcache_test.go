@@ -1,4 +1,4 @@
-package driver
+package services
 
 import (
 	"bytes"
@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/trust"
 )
 
-// TestOpenCacheSharedTrust: the shared cache is opened only with trusted
+// TestSharedCacheTrust: the shared cache is opened only with trusted
 // keys (or OFFCC_REMOTE_CACHE_INSECURE=1); a bad key setting or no trusted
 // keys is one warning and the local cache goes on, never an error.
-func TestOpenCacheSharedTrust(t *testing.T) {
+func TestSharedCacheTrust(t *testing.T) {
 	dir := t.TempDir()
 	k, err := trust.Generate("ci")
 	if err != nil {
@@ -41,12 +43,22 @@ func TestOpenCacheSharedTrust(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			inv := &Invocation{Argv0: "offcc", Stderr: &stderr,
-				Env: append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache"), "OFFCC_REMOTE_CACHE=" + url}, tc.env...)}
-			c, err := inv.openCache(&Options{})
-			if err != nil || c == nil {
-				t.Fatalf("openCache: %v, %v", c, err)
+			env := append([]string{"OFFCC_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache"), "OFFCC_REMOTE_CACHE=" + url}, tc.env...)
+			getenv := func(key string) string {
+				for _, kv := range env {
+					if v, ok := strings.CutPrefix(kv, key+"="); ok {
+						return v
+					}
+				}
+				return ""
 			}
+			cfg, err := cache.ConfigFromEnv(getenv)
+			c := cache.Open(cfg)
+			if err != nil || c == nil {
+				t.Fatalf("cache.Open: %v, %v", c, err)
+			}
+			New().SharedCache(driver.ServiceEnv{Prog: "offcc", Getenv: getenv,
+				Warn: func(msg string) { stderr.WriteString("offcc: warning: " + msg + "\n") }}, c, cfg)
 			if (c.Remote != nil) != tc.remote {
 				t.Errorf("shared store %v, want one: %v", c.Remote, tc.remote)
 			}
