@@ -223,6 +223,73 @@ func matchOffcc(args []string, i int) (opt *offccOption, value string, words int
 	return nil, "", 0, false
 }
 
+// offccNearMiss returns clang's diagnostic for an argument that no option
+// of clang's matches but that misspells one of offcc's: one of its
+// options that take a value, without the value ("argument to '--job-trace'
+// is missing (expected 1 value)"), or an option one edit away ("unknown
+// argument '--no-cachee'; did you mean '--no-cache'?"). It returns nil for
+// any other argument, which clang then reports.
+func offccNearMiss(arg string) error {
+	for _, o := range offccOptions {
+		if o.kind == options.Joined && arg == strings.TrimSuffix(o.name, "=") {
+			return fmt.Errorf("argument to '%s' is missing (expected 1 value)", arg)
+		}
+	}
+	if near := nearestOffcc(arg); near != "" {
+		return fmt.Errorf("unknown argument '%s'; did you mean '%s'?", arg, near)
+	}
+	return nil
+}
+
+// nearestOffcc returns offcc's option one edit from arg, with arg's value
+// for an option that takes one joined, as clang's OptTable::findNearest
+// suggests: options shorter than 4 characters (-j) are not suggested, and
+// for an option ending in "=" only the part of arg up to its first "="
+// is compared. It returns "" when no option is that near.
+func nearestOffcc(arg string) string {
+	best, bestDist := "", 2
+	for _, o := range offccOptions {
+		if len(strings.TrimLeft(o.name, "-")) < 4 {
+			continue
+		}
+		lhs, rhs := arg, ""
+		if strings.HasSuffix(o.name, "=") {
+			if i := strings.IndexByte(arg, '='); i >= 0 {
+				lhs, rhs = arg[:i+1], arg[i+1:]
+			}
+		}
+		if d := editDistance(lhs, o.name, bestDist); d < bestDist {
+			best, bestDist = o.name+rhs, d
+		}
+	}
+	return best
+}
+
+// editDistance returns the Levenshtein distance of a and b, or limit when
+// it is limit or more.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}
+
 // languageKind returns the offload model of a -x language: CUDA or HIP.
 func languageKind(lang string) actions.OffloadKind {
 	switch lang {
@@ -274,6 +341,11 @@ func Parse(args []string) (*Options, error) {
 		a, err := table.ParseOne(expanded, i)
 		if err != nil {
 			return nil, err
+		}
+		if a.IsUnknown() {
+			if err := offccNearMiss(a.Spelling); err != nil {
+				return nil, err
+			}
 		}
 		words := a.Words(expanded)
 		i += a.Count

@@ -159,3 +159,37 @@ func TestOffccOptionsAreNotClangs(t *testing.T) {
 		}
 	}
 }
+
+// TestOffccOptionDiagnostics checks clang's wording for misspelt offcc
+// options and offcc options without their value, and that arguments near
+// none of them are left to clang.
+func TestOffccOptionDiagnostics(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"--no-cachee", "unknown argument '--no-cachee'; did you mean '--no-cache'?"},
+		{"--no-cach", "unknown argument '--no-cach'; did you mean '--no-cache'?"},
+		{"--no-remote-exe", "unknown argument '--no-remote-exe'; did you mean '--no-remote-exec'?"},
+		{"--job-trac=t.json", "unknown argument '--job-trac=t.json'; did you mean '--job-trace=t.json'?"},
+		{"--offload-jobz=3", "unknown argument '--offload-jobz=3'; did you mean '--offload-jobs=3'?"},
+		{"--llvm-dirr=/x", "unknown argument '--llvm-dirr=/x'; did you mean '--llvm-dir=/x'?"},
+		{"--offload-rdcc", "unknown argument '--offload-rdcc'; did you mean '--offload-rdc'?"},
+		{"--job-trace", "argument to '--job-trace' is missing (expected 1 value)"},
+		{"--llvm-dir", "argument to '--llvm-dir' is missing (expected 1 value)"},
+		{"--remote-exec", "argument to '--remote-exec' is missing (expected 1 value)"},
+		{"--print-job-graph", "argument to '--print-job-graph' is missing (expected 1 value)"},
+		{"--print-compile-commands", "argument to '--print-compile-commands' is missing (expected 1 value)"},
+		{"--syclbin-version", "argument to '--syclbin-version' is missing (expected 1 value)"},
+		{"--offload-jobs", "argument to '--offload-jobs' is missing (expected 1 value)"},
+	} {
+		_, err := Parse([]string{tc.arg, "-c", "x.c"})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Parse(%s): %v\nwant %s", tc.arg, err, tc.want)
+		}
+	}
+	// Far from every offcc option, or too short to suggest (-j): clang's.
+	for _, arg := range []string{"--no-such-thing", "-jj", "--cache"} {
+		o, err := Parse([]string{arg, "-c", "x.c"})
+		if err != nil || !slices.Contains(o.ClangArgs, arg) {
+			t.Errorf("Parse(%s) = %v, %v; want it passed to clang", arg, o, err)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type Config struct {
 	// LinkerWrapper is LLVM's clang-linker-wrapper, which runs links offcc
 	// cannot read (LTO bitcode inputs); empty means the one beside Clang.
 	LinkerWrapper string
+	// LLC is LLVM's static compiler; empty means the one beside
+	// LinkerWrapper, with its version suffix.
+	LLC string
 	// TempDir is where temporary files are named: the build's private
 	// directory. Empty means os.TempDir(). With --save-temps they are named
 	// in the working directory instead.
@@ -71,6 +74,9 @@ func (c *Config) linkerWrapper() string {
 // same version suffix (/usr/bin/clang-linker-wrapper-22: llc-22; a bare
 // /usr/bin/llc may be another LLVM's).
 func (c *Config) llc() string {
+	if c.LLC != "" {
+		return c.LLC
+	}
 	lw := c.linkerWrapper()
 	suffix := strings.TrimPrefix(filepath.Base(lw), "clang-linker-wrapper")
 	return filepath.Join(filepath.Dir(lw), "llc"+suffix)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // RequiredMajor is the LLVM major version offcc is written against.
@@ -25,18 +26,68 @@ const DefaultDir = "/usr/lib/llvm-22/bin"
 const InstallHint = "apt-get install clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev"
 
 // LLVM is one LLVM installation: its bin directory and major version.
+// Make one with Find; its tools are looked up one by one (see Tool).
 type LLVM struct {
 	// Bin is the directory holding clang and the LLVM tools.
 	Bin string
 	// Major is the LLVM major version read from the resource directory.
 	Major int
-	// Suffix is appended to every tool name: "-22" when the tools were found
-	// as versioned names (Debian's /usr/bin/clang-22), else empty.
-	Suffix string
+
+	// tools remembers the path Tool chose for each name; nil (an LLVM
+	// not made by Find) looks every name up afresh.
+	tools *toolPaths
 }
 
-// Tool returns the path of the named tool in the bin directory.
-func (l *LLVM) Tool(name string) string { return filepath.Join(l.Bin, name+l.Suffix) }
+// toolPaths is an LLVM's memo of its tools' paths.
+type toolPaths struct {
+	mu    sync.Mutex
+	paths map[string]string
+}
+
+// Tool returns the path of the named tool in the bin directory, found on
+// its own, by two stat calls at most and once per LLVM: the plain name
+// (/usr/lib/llvm-22/bin/llc) when it exists and is the same file as the
+// versioned name or there is none, else the versioned name
+// (/usr/bin/llc-22: Debian's /usr/bin holds only versioned links, and a
+// plain /usr/bin/clang there may be another LLVM's). A tool found under
+// neither name is named plainly, so that running it says what is missing.
+func (l *LLVM) Tool(name string) string {
+	if l.tools == nil {
+		return l.lookTool(name)
+	}
+	l.tools.mu.Lock()
+	defer l.tools.mu.Unlock()
+	if p, ok := l.tools.paths[name]; ok {
+		return p
+	}
+	p := l.lookTool(name)
+	l.tools.paths[name] = p
+	return p
+}
+
+// lookTool finds the named tool in Bin (see Tool).
+func (l *LLVM) lookTool(name string) string {
+	plain := filepath.Join(l.Bin, name)
+	pfi, perr := os.Stat(plain)
+	if perr == nil && pfi.IsDir() {
+		perr = os.ErrNotExist
+	}
+	for _, major := range []int{l.Major, RequiredMajor} {
+		if major <= 0 {
+			continue
+		}
+		versioned := fmt.Sprintf("%s-%d", plain, major)
+		vfi, err := os.Stat(versioned)
+		if err != nil || vfi.IsDir() {
+			continue
+		}
+		if perr == nil && os.SameFile(pfi, vfi) {
+			return plain
+		}
+		return versioned
+	}
+	return plain
+}
 
 // Clang returns the path of the clang driver.
 func (l *LLVM) Clang() string { return l.Tool("clang") }
@@ -60,12 +111,11 @@ func Find(explicit string, getenv func(string) string) (*LLVM, error) {
 		if p == "" {
 			continue
 		}
-		suffix := fmt.Sprintf("-%d", RequiredMajor)
-		if fi, err := os.Stat(filepath.Join(p, "clang"+suffix)); err == nil && !fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(p, fmt.Sprintf("clang-%d", RequiredMajor))); err == nil && !fi.IsDir() {
 			// Debian's /usr/bin holds the tools as versioned names
-			// (clang-22, llvm-offload-binary-22, ...): use them as they are.
-			tried = append(tried, p)
-			return probeSuffix(p, "PATH", suffix)
+			// (clang-22, llvm-offload-binary-22, ...), LLVM's own bin
+			// directory plain ones beside a clang-22: Tool finds each.
+			return try(p, "PATH")
 		}
 	}
 	l, err := try(DefaultDir, "default")
@@ -75,23 +125,22 @@ func Find(explicit string, getenv func(string) string) (*LLVM, error) {
 	return l, nil
 }
 
-// probe checks that dir holds clang and reads the LLVM major version from the
-// resource directory (<dir>/../lib/clang/<major>), which costs no process start.
-func probe(dir, how string) (*LLVM, error) { return probeSuffix(dir, how, "") }
-
-func probeSuffix(dir, how, suffix string) (*LLVM, error) {
-	clang := filepath.Join(dir, "clang"+suffix)
-	if fi, err := os.Stat(clang); err != nil || fi.IsDir() {
+// probe checks that dir holds clang (plain or versioned) and reads the LLVM
+// major version from the resource directory (<dir>/../lib/clang/<major>),
+// which costs no process start.
+func probe(dir, how string) (*LLVM, error) {
+	major := resourceMajor(dir)
+	l := &LLVM{Bin: dir, Major: major, tools: &toolPaths{paths: map[string]string{}}}
+	if fi, err := os.Stat(l.Clang()); err != nil || fi.IsDir() {
 		return nil, fmt.Errorf("no clang in %s (from %s); install LLVM %d with: %s", dir, how, RequiredMajor, InstallHint)
 	}
-	major := resourceMajor(dir)
 	if major == 0 {
 		return nil, fmt.Errorf("cannot tell the LLVM version of %s (no lib/clang/<version> beside it); offcc needs LLVM %d: %s", dir, RequiredMajor, InstallHint)
 	}
 	if major < RequiredMajor {
 		return nil, fmt.Errorf("found LLVM %d in %s, but offcc needs LLVM %d or newer; install it with: %s", major, dir, RequiredMajor, InstallHint)
 	}
-	return &LLVM{Bin: dir, Major: major, Suffix: suffix}, nil
+	return l, nil
 }
 
 func resourceMajor(bin string) int {

@@ -48,8 +48,82 @@ func TestFindVersionedNamesOnPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Bin != onPath || l.Suffix != "-22" || l.Tool("llvm-offload-binary") != filepath.Join(onPath, "llvm-offload-binary-22") {
-		t.Errorf("got %+v", l)
+	// Debian's /usr/bin: versioned names only.
+	touch(t, filepath.Join(onPath, "llvm-offload-binary-22"))
+	if l.Bin != onPath || l.Clang() != filepath.Join(onPath, "clang-22") || l.Tool("llvm-offload-binary") != filepath.Join(onPath, "llvm-offload-binary-22") {
+		t.Errorf("got %+v: clang %s, llvm-offload-binary %s", l, l.Clang(), l.Tool("llvm-offload-binary"))
+	}
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestToolsOneByOne is LLVM's own bin directory first on PATH
+// (PATH=/usr/lib/llvm-22/bin:$PATH): it holds clang and, beside it,
+// clang-22, but llc only as llc. Each tool is found under the name it has.
+func TestToolsOneByOne(t *testing.T) {
+	bin := fakeLLVM(t, "22", "")
+	if err := os.Symlink("clang", filepath.Join(bin, "clang-22")); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(bin, "llc"))
+	touch(t, filepath.Join(bin, "clang-linker-wrapper"))
+	l, err := Find("", env(map[string]string{"PATH": "/nonexistent:" + bin + ":/usr/bin"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"clang":                filepath.Join(bin, "clang"),
+		"llc":                  filepath.Join(bin, "llc"),
+		"clang-linker-wrapper": filepath.Join(bin, "clang-linker-wrapper"),
+		"ld.lld":               filepath.Join(bin, "ld.lld"), // missing: named plainly
+	} {
+		if got := l.Tool(name); got != want {
+			t.Errorf("Tool(%q) = %s, want %s", name, got, want)
+		}
+	}
+	// The choice is made once per LLVM: a tool that appears later is
+	// not looked for again by this LLVM, but is by a new one.
+	touch(t, filepath.Join(bin, "ld.lld-22"))
+	if got := l.Tool("ld.lld"); got != filepath.Join(bin, "ld.lld") {
+		t.Errorf("Tool(ld.lld) changed to %s within one LLVM", got)
+	}
+	l2, err := Find(bin, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l2.Tool("ld.lld"); got != filepath.Join(bin, "ld.lld-22") {
+		t.Errorf("new LLVM: Tool(ld.lld) = %s, want ld.lld-22", got)
+	}
+}
+
+// TestToolPlainNameOfAnotherLLVM is a /usr/bin whose plain clang is
+// another LLVM's (Debian's clang package) beside clang-22: the versioned
+// name wins.
+func TestToolPlainNameOfAnotherLLVM(t *testing.T) {
+	bin := fakeLLVM(t, "22", "-22")
+	touch(t, filepath.Join(bin, "clang")) // a different file
+	touch(t, filepath.Join(bin, "llc-22"))
+	l, err := Find("", env(map[string]string{"PATH": bin}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Clang() != filepath.Join(bin, "clang-22") || l.Tool("llc") != filepath.Join(bin, "llc-22") {
+		t.Errorf("clang %s, llc %s; want the -22 names", l.Clang(), l.Tool("llc"))
+	}
+}
+
+// TestToolOfLLVMLiteral checks that an LLVM not made by Find still finds
+// its tools.
+func TestToolOfLLVMLiteral(t *testing.T) {
+	bin := fakeLLVM(t, "22", "-22")
+	l := &LLVM{Bin: bin, Major: 22}
+	if got := l.Clang(); got != filepath.Join(bin, "clang-22") {
+		t.Errorf("Clang() = %s", got)
 	}
 }
 

@@ -33,7 +33,9 @@
 //
 // Every command runs under a deadline of Options.OpTimeout (dialling under
 // Options.DialTimeout) and is not retried; errors are returned for the
-// caller to fall back on a local store. Open silences go-redis' own
+// caller to fall back on a local store; their messages leave the server
+// out, for the caller to name it as the user knows it ("shared cache
+// redis://host:6379: cannot connect: connection refused"). Open silences go-redis' own
 // logger, which is process-wide, so that a dead server does not print on
 // every compile.
 //
@@ -51,6 +53,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -87,7 +90,7 @@ type Options struct {
 type Store struct {
 	c        *redis.Client
 	opt      Options
-	name     string // the URL without its password, for errors
+	name     string // the URL without its password, for messages
 	up, down atomic.Int64
 }
 
@@ -103,7 +106,7 @@ const (
 // does.
 func Open(rawURL string, opt Options) (*Store, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("redisstore: bad URL %s: %s (want redis://[user:password@]host:port[/db] or rediss://...)", redact(rawURL), why)
+		return fmt.Errorf("bad Redis URL %s: %s (want redis://[user:password@]host:port[/db] or rediss://...)", redact(rawURL), why)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -207,7 +210,41 @@ func (s *Store) err(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("redisstore %s: %s: %w", s.name, op, err)
+	return &opError{op: op, err: err}
+}
+
+// opError is a failed Redis command. Its message leaves the server out:
+// whoever reports it names the server as the user knows it ("shared cache
+// redis://host:6379", "build farm redis://host:6379"). A server that
+// cannot be reached is said so, whatever the command.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string {
+	var oe *net.OpError
+	if errors.As(e.err, &oe) && oe.Op == "dial" {
+		return "cannot connect: " + causeOf(oe)
+	}
+	return e.op + ": " + e.err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (e *opError) Unwrap() error { return e.err }
+
+// causeOf spells a network error's cause without Go's "dial tcp ADDR:"
+// prefix: "connection refused", "i/o timeout".
+func causeOf(oe *net.OpError) string {
+	if oe.Timeout() {
+		return "no answer (timed out)"
+	}
+	err := oe.Err
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	return err.Error()
 }
 
 func (s *Store) entryKey(key cache.Sum) string { return s.opt.KeyPrefix + "e:" + key.String() }
@@ -270,10 +307,10 @@ func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) (uploaded int64
 	}
 	index := cache.EncodeIndex(&stored)
 	if len(index) > s.opt.MaxIndex {
-		return 0, fmt.Errorf("redisstore: entry index of %d bytes, more than %d", len(index), s.opt.MaxIndex)
+		return 0, fmt.Errorf("entry index of %d bytes, more than %d", len(index), s.opt.MaxIndex)
 	}
 	if _, err := cache.DecodeIndex(index); err != nil {
-		return 0, fmt.Errorf("redisstore: entry %s: %v", key, err) // bad blob names
+		return 0, fmt.Errorf("entry %s: %v", key, err) // bad blob names
 	}
 	present, err := s.present(e.Blobs)
 	if err != nil {
@@ -334,7 +371,7 @@ func (s *Store) present(blobs []cache.Blob) ([]bool, error) {
 // upload stores b's bytes unless its blob key exists.
 func (s *Store) upload(b cache.Blob) (sent int64, err error) {
 	if b.Size > s.opt.MaxBlob {
-		return 0, fmt.Errorf("redisstore: blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
+		return 0, fmt.Errorf("blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
 	}
 	final := s.blobKey(b.Sum)
 	ctx, cancel := s.ctx()
@@ -381,7 +418,7 @@ func (s *Store) upload(b cache.Blob) (sent int64, err error) {
 			break
 		}
 		if err != nil {
-			return sent, fmt.Errorf("redisstore: blob %s (%s): %w", b.Name, b.Path, err)
+			return sent, fmt.Errorf("blob %s (%s): %w", b.Name, b.Path, err)
 		}
 	}
 	// Publish: rename only a hash holding every chunk (it could have
@@ -429,14 +466,14 @@ func (s *Store) hsetExpire(key, field string, value []byte) error {
 // error wrapping cache.ErrNotFound.
 func (s *Store) OpenBlob(b cache.Blob) (io.ReadCloser, error) {
 	if b.Size > s.opt.MaxBlob {
-		return nil, fmt.Errorf("redisstore: blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
+		return nil, fmt.Errorf("blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
 	}
 	key := s.blobKey(b.Sum)
 	ctx, cancel := s.ctx()
 	meta, err := s.c.HGet(ctx, key, metaField).Result()
 	cancel()
 	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("redisstore %s: blob %s: %w", s.name, b.Sum, cache.ErrNotFound)
+		return nil, fmt.Errorf("blob %s: %w", b.Sum, cache.ErrNotFound)
 	}
 	if err != nil {
 		return nil, s.err("HGET blob", err)
@@ -446,7 +483,7 @@ func (s *Store) OpenBlob(b cache.Blob) (io.ReadCloser, error) {
 	cs, err2 := strconv.ParseInt(csText, 10, 64)
 	if err1 != nil || err2 != nil || size != b.Size || cs <= 0 {
 		s.removeBlob(key)
-		return nil, fmt.Errorf("redisstore %s: blob %s: bad metadata %.40q: %w", s.name, b.Sum, meta, cache.ErrCorrupt)
+		return nil, fmt.Errorf("blob %s: bad metadata %.40q: %w", b.Sum, meta, cache.ErrCorrupt)
 	}
 	r := &chunkReader{s: s, key: key, cs: int(cs), n: int((size + cs - 1) / cs)}
 	return &healingReader{cache.NewVerifier(r, b), s, key}, nil
@@ -496,13 +533,13 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		data, err := r.s.c.HGet(ctx, r.key, strconv.Itoa(r.i)).Bytes()
 		cancel()
 		if errors.Is(err, redis.Nil) {
-			return 0, fmt.Errorf("redisstore %s: %s: chunk %d of %d is missing", r.s.name, r.key, r.i, r.n)
+			return 0, fmt.Errorf("%s: chunk %d of %d is missing", r.key, r.i, r.n)
 		}
 		if err != nil {
 			return 0, r.s.err("HGET chunk", err)
 		}
 		if len(data) > r.cs || len(data) == 0 {
-			return 0, fmt.Errorf("redisstore %s: %s: chunk %d has %d bytes: %w", r.s.name, r.key, r.i, len(data), cache.ErrCorrupt)
+			return 0, fmt.Errorf("%s: chunk %d has %d bytes: %w", r.key, r.i, len(data), cache.ErrCorrupt)
 		}
 		r.s.down.Add(int64(len(data)))
 		r.chunk = data

@@ -459,7 +459,7 @@ func TestBadURL(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, "bad URL") || strings.Contains(msg, "secret") || strings.Contains(msg, "\n") {
+		if !strings.HasPrefix(msg, "bad Redis URL ") || strings.Contains(msg, "secret") || strings.Contains(msg, "\n") {
 			t.Errorf("Open(%q): %q; want one line saying bad URL, without the password", u, msg)
 		}
 	}
@@ -501,4 +501,28 @@ func TestLargeBlob(t *testing.T) {
 	mib := float64(len(data)) / (1 << 20)
 	t.Logf("64 MiB blob: upload %v (%.0f MiB/s), download %v (%.0f MiB/s)",
 		upT.Round(time.Millisecond), mib/upT.Seconds(), downT.Round(time.Millisecond), mib/downT.Seconds())
+}
+
+// TestErrorsNameNoPackage checks that a server that cannot be reached is
+// said so in words the user knows, without the package's name or Go's
+// "dial tcp" (the caller names the server: "shared cache URL: ...").
+func TestErrorsNameNoPackage(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Stop()
+	s, err := redisstore.Open(srv.URL, redisstore.Options{DialTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Get(key("k"))
+	if err == nil || err.Error() != "cannot connect: connection refused" {
+		t.Errorf("Get from a stopped server: %v; want cannot connect: connection refused", err)
+	}
+	if err := s.Ping(context.Background()); err == nil || err.Error() != "cannot connect: connection refused" {
+		t.Errorf("Ping: %v", err)
+	}
+	_, err = redisstore.Open("http://h:1", redisstore.Options{})
+	if err == nil || strings.Contains(err.Error(), "redisstore") || !strings.HasPrefix(err.Error(), "bad Redis URL http://h:1: ") {
+		t.Errorf("Open(http://h:1): %v", err)
+	}
 }

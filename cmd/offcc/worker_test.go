@@ -27,8 +27,8 @@ func TestWorkerUsageErrors(t *testing.T) {
 		{"bad jobs", []string{"--redis", "redis://127.0.0.1:1", "--jobs", "0"}, nil, 1, "--jobs must be at least 1, not 0"},
 		{"unknown flag", []string{"--bogus"}, nil, 1, "offcc: error: worker: flag provided but not defined: -bogus"},
 		{"stray argument", []string{"--redis", "redis://h:1", "extra"}, nil, 1, "unexpected argument 'extra'"},
-		{"bad URL", []string{"--redis", "http://h:1"}, nil, 1, "offcc: error: worker: redisstore: bad URL"},
-		{"bad URL from the environment", []string{"status"}, map[string]string{"OFFCC_REMOTE_EXEC": "nope"}, 1, "offcc: error: worker status: redisstore: bad URL"},
+		{"bad URL", []string{"--redis", "http://h:1"}, nil, 1, "offcc: error: worker: bad Redis URL"},
+		{"bad URL from the environment", []string{"status"}, map[string]string{"OFFCC_REMOTE_EXEC": "nope"}, 1, "offcc: error: worker status: bad Redis URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -1,9 +1,12 @@
 // Package atomicfile writes files so that readers see either the old
-// content or the whole new content, never a truncated file.
+// content or the whole new content, never a truncated file. Its errors name
+// the file the caller asked for, never the hidden temporary beside it.
 package atomicfile
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -28,10 +31,56 @@ type File struct {
 func Create(name string) (*File, error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".offcc-*")
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+		}
 		return nil, err
 	}
 	return &File{File: f, name: name}, nil
 }
+
+// named returns err, an error of an operation on the hidden temporary tmp,
+// naming name instead, the file the user knows: a write to the temporary
+// fails as a write to name. Errors about other files are returned as they
+// are.
+func named(err error, tmp, name string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == tmp {
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) && le.Old == tmp {
+		return &fs.PathError{Op: le.Op, Path: name, Err: le.Err}
+	}
+	return err
+}
+
+// Write writes to the temporary file; an error names the final file.
+func (f *File) Write(b []byte) (int, error) {
+	n, err := f.File.Write(b)
+	return n, named(err, f.File.Name(), f.name)
+}
+
+// WriteString writes to the temporary file; an error names the final file.
+func (f *File) WriteString(s string) (int, error) {
+	n, err := f.File.WriteString(s)
+	return n, named(err, f.File.Name(), f.name)
+}
+
+// ReadFrom copies r to the temporary file (io.Copy uses it); an error
+// writing names the final file.
+func (f *File) ReadFrom(r io.Reader) (int64, error) {
+	n, err := f.File.ReadFrom(r)
+	return n, named(err, f.File.Name(), f.name)
+}
+
+// Sync commits the temporary file to stable storage; an error names the
+// final file.
+func (f *File) Sync() error { return named(f.File.Sync(), f.File.Name(), f.name) }
+
+// TempPath returns the hidden temporary's path.
+func (f *File) TempPath() string { return f.File.Name() }
 
 // TempName returns a fresh name beside name for a tool to write to; the
 // caller renames it to name on success and removes it otherwise. The file
@@ -43,30 +92,32 @@ func TempName(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tmp := f.Name()
+	tmp := f.TempPath()
 	err = f.Chmod(0o666 &^ umask())
-	f.Close()
+	f.File.Close()
 	if err != nil {
 		os.Remove(tmp)
-		return "", err
+		return "", named(err, tmp, name)
 	}
 	return tmp, nil
 }
 
 // Commit closes the file, sets its mode (perm minus the umask) and renames it
 // to the final name.
+// Errors name the final file.
 func (f *File) Commit(perm os.FileMode) error {
+	tmp := f.File.Name()
 	if err := f.File.Close(); err != nil {
-		os.Remove(f.File.Name())
-		return err
+		os.Remove(tmp)
+		return named(err, f.File.Name(), f.name)
 	}
-	if err := os.Chmod(f.File.Name(), perm&^umask()); err != nil {
-		os.Remove(f.File.Name())
-		return err
+	if err := os.Chmod(tmp, perm&^umask()); err != nil {
+		os.Remove(tmp)
+		return named(err, f.File.Name(), f.name)
 	}
-	if err := os.Rename(f.File.Name(), f.name); err != nil {
-		os.Remove(f.File.Name())
-		return err
+	if err := os.Rename(tmp, f.name); err != nil {
+		os.Remove(tmp)
+		return named(err, f.File.Name(), f.name)
 	}
 	return nil
 }

@@ -1,8 +1,14 @@
 package atomicfile
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,5 +84,36 @@ func TestTempNameModeIsATools(t *testing.T) {
 	}
 	if want := os.FileMode(0o666) &^ umask(); fi.Mode().Perm() != want {
 		t.Errorf("mode %v, want %v", fi.Mode().Perm(), want)
+	}
+}
+
+// TestErrorsNameTheFile fills a small file system: the write error names
+// the file asked for, never the hidden temporary beside it.
+func TestErrorsNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	name := filepath.Join(dir, "heavy.o")
+	err := Write(name, make([]byte, 1<<20), 0o666)
+	if err == nil || !strings.Contains(err.Error(), name+":") || strings.Contains(err.Error(), ".offcc-") || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Write to a full file system: %v; want ENOSPC naming %s", err, name)
+	}
+	f, err := Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(f, bytes.NewReader(make([]byte, 1<<20)))
+	f.Abort()
+	if err == nil || strings.Contains(err.Error(), ".offcc-") || !strings.Contains(err.Error(), name) {
+		t.Errorf("io.Copy to a full file system: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+	// Creating in a missing directory names the file too.
+	if _, err := Create(filepath.Join(dir, "no", "x.o")); err == nil || strings.Contains(err.Error(), ".offcc-") {
+		t.Errorf("Create in a missing directory: %v", err)
 	}
 }
