@@ -26,12 +26,14 @@ OFFCC_REQUIRE_CUDA ?=
 # make install: offcc, offcc++ and the binutils links go to $(PREFIX)/bin,
 # the multi-call links to $(PREFIX)/libexec/offcc (off PATH, where they
 # would shadow LLVM's own tools), the CMake toolchain file to
-# $(PREFIX)/share/offcc/cmake. DESTDIR is prepended to all of them.
+# $(PREFIX)/share/offcc/cmake, the man page docs/offcc.1 to
+# $(PREFIX)/share/man/man1. DESTDIR is prepended to all of them.
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 LIBEXECDIR = $(DESTDIR)$(PREFIX)/libexec/offcc
 CMAKEDIR = $(DESTDIR)$(PREFIX)/share/offcc/cmake
+MAN1DIR = $(DESTDIR)$(PREFIX)/share/man/man1
 # The executable make install installs as offcc: bin/offcc, built first,
 # unless INSTALL_EXE names another (the e2e tests install the compiler
 # under test).
@@ -42,7 +44,7 @@ BINUTILS := llvm-ar llvm-ranlib llvm-nm llvm-objcopy llvm-objdump llvm-strip
 # Names under which offcc behaves as an LLVM tool (see cmd/offcc).
 MULTICALL := llvm-offload-binary clang-offload-packager clang-offload-bundler
 
-.PHONY: all build deps deps-cuda demo test vet gotest fuzz e2e bench install clean help
+.PHONY: all build deps deps-cuda demo test vet gotest fuzz e2e bench install man clean help
 
 all: build
 
@@ -54,7 +56,8 @@ help:
 	@echo 'make test    go vet, go test -race ./... (e2e against a -race offcc), fuzz each Fuzz* for $(FUZZTIME)'
 	@echo 'make e2e     only the end-to-end tests (e2e/), against bin/offcc'
 	@echo 'make bench   run scripts/bench-*.sh (offcc vs clang-22 timings)'
-	@echo 'make install install offcc, offcc++, links and the CMake toolchain file under PREFIX=$(PREFIX) (DESTDIR honoured)'
+	@echo 'make install install offcc, offcc++, links, the CMake toolchain file and the man page under PREFIX=$(PREFIX) (DESTDIR honoured)'
+	@echo 'make man     regenerate docs/offcc.1 from package manual (go generate ./manual)'
 	@echo 'make clean   remove build outputs'
 
 # go build is incremental, so always ask it.
@@ -67,12 +70,17 @@ build:
 # The multi-call links are relative (../../bin/offcc), so a DESTDIR tree
 # works where it is, too.
 install: $(if $(INSTALL_EXE),,build)
-	install -d "$(BINDIR)" "$(LIBEXECDIR)" "$(CMAKEDIR)"
+	install -d "$(BINDIR)" "$(LIBEXECDIR)" "$(CMAKEDIR)" "$(MAN1DIR)"
 	install -m 755 "$(or $(INSTALL_EXE),bin/offcc)" "$(BINDIR)/offcc"
 	ln -sfn offcc "$(BINDIR)/offcc++"
 	for t in $(BINUTILS); do ln -sfn "$(LLVM_BIN)/$$t" "$(BINDIR)/$$t"; done
 	for t in $(MULTICALL); do ln -sfn ../../bin/offcc "$(LIBEXECDIR)/$$t"; done
 	install -m 644 cmake/offcc-toolchain.cmake "$(CMAKEDIR)/offcc-toolchain.cmake"
+	install -m 644 docs/offcc.1 "$(MAN1DIR)/offcc.1"
+
+# docs/offcc.1 is committed; manual's tests fail when it is stale.
+man:
+	$(GO) generate ./manual
 
 deps:
 	@scripts/deps.sh

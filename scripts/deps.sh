@@ -8,14 +8,15 @@
 # Debian's ROCm 5.2 HIP (libamdhip64-dev, rocm-device-libs), which the HIP
 # end-to-end tests (e2e/hip_rocm_test.go, e2e/real_command_lines_test.go)
 # and scripts/bench-hip-rocm.sh compile real HIP code against; and
-# bubblewrap, the farm worker's sandbox. As root it installs what is
+# bubblewrap, the farm worker's sandbox; man-db and groff-base, which
+# render the man page in its tests. As root it installs what is
 # missing with apt-get; otherwise it prints the one-line command to run
 # and fails.
 set -euo pipefail
 
 PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools
 	libclang-22-dev libamdhip64-dev rocm-device-libs bubblewrap
-	cmake ninja-build ccache redis-server)
+	cmake ninja-build ccache redis-server man-db groff-base)
 
 installed() {
 	command -v dpkg-query >/dev/null 2>&1 &&

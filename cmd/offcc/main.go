@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -23,12 +22,16 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/bundler"
+	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/inspect"
 	"github.com/offcc/offcc/internal/atomicfile"
+	"github.com/offcc/offcc/internal/services"
 	"github.com/offcc/offcc/linkerwrapper"
+	"github.com/offcc/offcc/manual"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/syclbinlink"
 	"github.com/offcc/offcc/toolchain"
@@ -53,8 +56,19 @@ func run(argv []string) int {
 		// A build-farm worker's job: confined, then the tool.
 		return farm.SandboxMain(argv[2:])
 	}
+	if len(argv) > 1 && argv[1] == "config" {
+		// It shows a bad configuration: it must run with one.
+		return configMain(argv[2:], os.Environ(), os.Stdout, os.Stderr)
+	}
+	// The configuration file and the environment, checked once: a bad
+	// setting fails every command; the rest read the merged result.
+	cfg, err := config.Load(os.Environ())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "offcc: error: %s\n", oneLine(err.Error()))
+		return 1
+	}
 	if len(argv) > 1 && isSubcommand(argv[1]) {
-		return runSubcommand(argv)
+		return runSubcommand(argv, cfg)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -63,55 +77,53 @@ func run(argv []string) int {
 		self = argv[0]
 	}
 	return driver.Main(ctx, &driver.Invocation{
-		Argv0: argv[0], Args: argv[1:], Env: os.Environ(),
+		Argv0: argv[0], Args: argv[1:], Env: cfg.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Self: self,
-		Exec: driver.ExecClang,
+		Exec: driver.ExecClang, Services: services.New(),
 	})
 }
 
-// tools are the subcommands that parse their own command line (that of
-// the LLVM tool they stand in for) and return an exit status.
-var tools = []struct {
-	name, usage string
-	run         func(ctx context.Context, args []string) int
-}{
-	{"offload-binary", "pack or extract offload binaries (llvm-offload-binary's command line)",
-		func(_ context.Context, args []string) int { return packager.Main("offcc", args, os.Stdout, os.Stderr) }},
-	{"offload-bundler", "bundle, unbundle or list clang offload bundles (clang-offload-bundler's command line)",
-		func(_ context.Context, args []string) int {
-			return bundler.Main("offcc offload-bundler", args, os.Getenv, os.Stdout, os.Stderr)
-		}},
-	{"inspect", "describe the offload containers in files (--json for tools)",
-		func(_ context.Context, args []string) int { return inspect.Main("offcc", args, os.Stdout, os.Stderr) }},
-	{"offload-embed", "offcc offload-embed [--hip-fatbin|--cuda-fatbin] -o OUT HOST.o BLOB...: add offload binaries as OUT's .llvm.offloading section (or a HIP or CUDA fat binary as its .hip_fatbin or .nv_fatbin)",
-		func(_ context.Context, args []string) int { return embedMain(args, os.Stdout, os.Stderr) }},
-	{"linker-wrapper", "link stage: extract, link and register device images (clang-linker-wrapper's command line)",
-		linkerWrapperMain},
-	{"cache", "manage the build cache: stats, clear, trim, explain, export, import (offcc cache --help)",
-		cacheMain},
-	{"key", "make and show signing keys for the shared cache, cache archives and the build farm: generate NAME [--dir DIR], show FILE (offcc key --help)",
-		keyMain},
-	{"worker", "serve the build farm: run device jobs for offcc clients through Redis (offcc worker --help); offcc worker status lists workers and queues",
-		workerMain},
-	{"syclbin", "offcc syclbin link A.syclbin B.syclbin -o OUT.syclbin: link object-state SYCLBIN files into an executable-state one",
-		func(ctx context.Context, args []string) int {
+// subcommand runs one of offcc's subcommands with its arguments and the
+// configuration in force (config.Load), whose Getenv and Environ it reads
+// instead of the process's environment, and returns the exit status.
+type subcommand func(ctx context.Context, args []string, cfg *config.Config) int
+
+// subcommands are offcc's subcommands by name (manual.Subcommands, less
+// "version", which the cli package runs, has their usage lines), each
+// parsing its own command line (that of the LLVM tool it stands in for).
+func subcommands() map[string]subcommand {
+	return map[string]subcommand{
+		"offload-binary": func(_ context.Context, args []string, _ *config.Config) int {
+			return packager.Main("offcc", args, os.Stdout, os.Stderr)
+		},
+		"offload-bundler": func(_ context.Context, args []string, cfg *config.Config) int {
+			return bundler.Main("offcc offload-bundler", args, cfg.Getenv, os.Stdout, os.Stderr)
+		},
+		"inspect": func(_ context.Context, args []string, _ *config.Config) int {
+			return inspect.Main("offcc", args, os.Stdout, os.Stderr)
+		},
+		"offload-embed": func(_ context.Context, args []string, _ *config.Config) int {
+			return embedMain(args, os.Stdout, os.Stderr)
+		},
+		"linker-wrapper": linkerWrapperMain,
+		"cache":          cacheMain,
+		"key":            keyMain,
+		"worker":         workerMain,
+		"syclbin": func(ctx context.Context, args []string, _ *config.Config) int {
 			return syclbinlink.Main(ctx, "offcc", args, os.Stdout, os.Stderr)
-		}},
+		},
+		"config": func(_ context.Context, args []string, cfg *config.Config) int {
+			return configMain(args, cfg.Environ(), os.Stdout, os.Stderr)
+		},
+	}
 }
 
 func isSubcommand(s string) bool {
-	if s == "version" {
-		return true
-	}
-	for _, t := range tools {
-		if s == t.name {
-			return true
-		}
-	}
-	return false
+	_, ok := subcommands()[s]
+	return ok || s == "version"
 }
 
-func runSubcommand(argv []string) int {
+func runSubcommand(argv []string, cfg *config.Config) int {
 	status := 0
 	setStatus := func(rc int) error {
 		status = rc
@@ -127,15 +139,21 @@ func runSubcommand(argv []string) int {
 				Name:  "version",
 				Usage: "print offcc's version",
 				Action: func(ctx context.Context, _ *cli.Command) error {
-					return printVersion(ctx, os.Stdout)
+					return printVersion(ctx, os.Stdout, cfg.Getenv)
 				},
 			},
 		},
 	}
-	for _, t := range tools {
+	runs := subcommands()
+	for _, sc := range manual.Subcommands() {
+		name, _, _ := strings.Cut(sc.Name, " ") // "syclbin link" is syclbin's
+		run := runs[name]
+		if run == nil {
+			continue // version, above
+		}
 		app.Commands = append(app.Commands, &cli.Command{
-			Name: t.name, Usage: t.usage, SkipFlagParsing: true,
-			Action: func(ctx context.Context, c *cli.Command) error { return setStatus(t.run(ctx, c.Args().Slice())) },
+			Name: name, Usage: sc.Doc, SkipFlagParsing: true,
+			Action: func(ctx context.Context, c *cli.Command) error { return setStatus(run(ctx, c.Args().Slice(), cfg)) },
 		})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -150,7 +168,7 @@ func runSubcommand(argv []string) int {
 // printVersion prints offcc's version (with the commit it was built from,
 // when known) and the LLVM installation it drives, as found for a build.
 // clang's own text stays with "offcc --version", which CMake and cgo read.
-func printVersion(ctx context.Context, w io.Writer) error {
+func printVersion(ctx context.Context, w io.Writer, getenv func(string) string) error {
 	rev := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -163,11 +181,12 @@ func printVersion(ctx context.Context, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "offcc version %s (%s%s)\n", version, runtime.Version(), rev)
-	llvm, err := toolchain.Find("", os.Getenv)
+	llvm, err := toolchain.Find("", getenv)
 	if err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, llvm.Clang(), "--version").Output()
+	sh := actions.NewShell(actions.ShellOptions{})
+	out, err := sh.Output(ctx, llvm.Clang(), "--version")
 	if err != nil {
 		return fmt.Errorf("cannot run %s --version: %v", llvm.Clang(), err)
 	}
@@ -248,7 +267,7 @@ OPTIONS:
   --save-temps              keep intermediate files
 `
 
-func linkerWrapperMain(ctx context.Context, args []string) int {
+func linkerWrapperMain(ctx context.Context, args []string, cfg *config.Config) int {
 	for _, a := range args {
 		if a == "--help" || a == "-help" || a == "-h" {
 			fmt.Fprint(os.Stdout, linkerWrapperUsage)
@@ -263,13 +282,13 @@ func linkerWrapperMain(ctx context.Context, args []string) int {
 		llvmDir = strings.TrimPrefix(args[0], "--llvm-dir=")
 		args = args[1:]
 	}
-	llvm, err := toolchain.Find(llvmDir, os.Getenv)
+	llvm, err := toolchain.Find(llvmDir, cfg.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "offcc: error: %v\n", err)
 		return 1
 	}
 	return linkerwrapper.Main(ctx, linkerwrapper.Config{
-		Clang: llvm.Clang(), LinkerWrapper: llvm.Tool("clang-linker-wrapper"),
+		Clang: llvm.Clang(), LinkerWrapper: llvm.Tool("clang-linker-wrapper"), LLC: llvm.Tool("llc"),
 		Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
 	}, args)
 }
