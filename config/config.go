@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/offcc/offcc/internal/editdist"
 )
 
 // OriginKind says where a setting's value comes from.
@@ -334,7 +337,7 @@ func Suggest(key string) string {
 		if strings.EqualFold(key, s.Env) || strings.EqualFold(key, s.Key) {
 			return s.Key
 		}
-		d := editDistance(strings.ToLower(key), s.Key)
+		d := editdist.Distance(strings.ToLower(key), s.Key, math.MaxInt)
 		if best == "" || d < bestD {
 			best, bestD = s.Key, d
 		}
@@ -343,25 +346,4 @@ func Suggest(key string) string {
 		return best
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

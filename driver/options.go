@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/internal/editdist"
 	"github.com/offcc/offcc/options"
 )
 
@@ -258,36 +259,11 @@ func nearestOffcc(arg string) string {
 				lhs, rhs = arg[:i+1], arg[i+1:]
 			}
 		}
-		if d := editDistance(lhs, o.name, bestDist); d < bestDist {
+		if d := editdist.Distance(lhs, o.name, bestDist); d < bestDist {
 			best, bestDist = o.name+rhs, d
 		}
 	}
 	return best
-}
-
-// editDistance returns the Levenshtein distance of a and b, or limit when
-// it is limit or more.
-func editDistance(a, b string, limit int) int {
-	if d := len(a) - len(b); d >= limit || -d >= limit {
-		return limit
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return min(prev[len(b)], limit)
 }
 
 // languageKind returns the offload model of a -x language: CUDA or HIP.
