@@ -36,6 +36,9 @@ type LLVM struct {
 	// tools remembers the path Tool chose for each name; nil (an LLVM
 	// not made by Find) looks every name up afresh.
 	tools *toolPaths
+	// versionedFirst prefers clang-22 to clang (see Tool): Bin was found
+	// on PATH through a clang-22 that its plain clang, if any, is not.
+	versionedFirst bool
 }
 
 // toolPaths is an LLVM's memo of its tools' paths.
@@ -45,12 +48,15 @@ type toolPaths struct {
 }
 
 // Tool returns the path of the named tool in the bin directory, found on
-// its own, by two stat calls at most and once per LLVM: the plain name
-// (/usr/lib/llvm-22/bin/llc) when it exists and is the same file as the
-// versioned name or there is none, else the versioned name
-// (/usr/bin/llc-22: Debian's /usr/bin holds only versioned links, and a
-// plain /usr/bin/clang there may be another LLVM's). A tool found under
-// neither name is named plainly, so that running it says what is missing.
+// its own, by two stat calls at most and once per LLVM. In an LLVM
+// installation's bin directory (--llvm-dir, OFFCC_LLVM_DIR, the default,
+// or a PATH directory whose clang is its clang-22) the plain name comes
+// first (/usr/lib/llvm-22/bin/llc), then the versioned one. In a PATH
+// directory where clang-22 stands beside no clang or another LLVM's
+// (Debian's /usr/bin), the versioned name comes first (/usr/bin/llc-22),
+// then the plain one only when it is the same file or there is no
+// versioned one. A tool found under neither name is named plainly, so
+// that running it says what is missing.
 func (l *LLVM) Tool(name string) string {
 	if l.tools == nil {
 		return l.lookTool(name)
@@ -71,6 +77,9 @@ func (l *LLVM) lookTool(name string) string {
 	pfi, perr := os.Stat(plain)
 	if perr == nil && pfi.IsDir() {
 		perr = os.ErrNotExist
+	}
+	if perr == nil && !l.versionedFirst {
+		return plain
 	}
 	for _, major := range []int{l.Major, RequiredMajor} {
 		if major <= 0 {
@@ -99,7 +108,7 @@ func Find(explicit string, getenv func(string) string) (*LLVM, error) {
 	var tried []string
 	try := func(dir, how string) (*LLVM, error) {
 		tried = append(tried, dir)
-		return probe(dir, how)
+		return probe(dir, how, false)
 	}
 	if explicit != "" {
 		return try(explicit, "--llvm-dir")
@@ -113,9 +122,12 @@ func Find(explicit string, getenv func(string) string) (*LLVM, error) {
 		}
 		if fi, err := os.Stat(filepath.Join(p, fmt.Sprintf("clang-%d", RequiredMajor))); err == nil && !fi.IsDir() {
 			// Debian's /usr/bin holds the tools as versioned names
-			// (clang-22, llvm-offload-binary-22, ...), LLVM's own bin
-			// directory plain ones beside a clang-22: Tool finds each.
-			return try(p, "PATH")
+			// (clang-22, llvm-offload-binary-22, ...), maybe beside
+			// another LLVM's clang; LLVM's own bin directory plain ones
+			// beside a clang-22 that is its clang: Tool finds each.
+			pfi, perr := os.Stat(filepath.Join(p, "clang"))
+			tried = append(tried, p)
+			return probe(p, "PATH", perr != nil || !os.SameFile(pfi, fi))
 		}
 	}
 	l, err := try(DefaultDir, "default")
@@ -125,12 +137,13 @@ func Find(explicit string, getenv func(string) string) (*LLVM, error) {
 	return l, nil
 }
 
-// probe checks that dir holds clang (plain or versioned) and reads the LLVM
+// probe checks that dir (whose versioned names come first if
+// versionedFirst, see Tool) holds clang (plain or versioned) and reads the LLVM
 // major version from the resource directory (<dir>/../lib/clang/<major>),
 // which costs no process start.
-func probe(dir, how string) (*LLVM, error) {
+func probe(dir, how string, versionedFirst bool) (*LLVM, error) {
 	major := resourceMajor(dir)
-	l := &LLVM{Bin: dir, Major: major, tools: &toolPaths{paths: map[string]string{}}}
+	l := &LLVM{Bin: dir, Major: major, tools: &toolPaths{paths: map[string]string{}}, versionedFirst: versionedFirst}
 	if fi, err := os.Stat(l.Clang()); err != nil || fi.IsDir() {
 		return nil, fmt.Errorf("no clang in %s (from %s); install LLVM %d with: %s", dir, how, RequiredMajor, InstallHint)
 	}

@@ -159,3 +159,20 @@ func TestToolName(t *testing.T) {
 		}
 	}
 }
+
+// TestToolPlainNameInNamedDir is a directory named by --llvm-dir whose
+// plain clang is a wrapper (a logging script, ccache's link) beside LLVM's
+// clang-22: the user named the directory, so its plain names win, and a
+// tool it has only as a versioned name is still found.
+func TestToolPlainNameInNamedDir(t *testing.T) {
+	bin := fakeLLVM(t, "22", "-22")
+	touch(t, filepath.Join(bin, "clang")) // a different file
+	touch(t, filepath.Join(bin, "llc-22"))
+	l, err := Find(bin, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Clang() != filepath.Join(bin, "clang") || l.Tool("llc") != filepath.Join(bin, "llc-22") {
+		t.Errorf("clang %s, llc %s; want clang, llc-22", l.Clang(), l.Tool("llc"))
+	}
+}
