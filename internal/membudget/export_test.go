@@ -1,0 +1,4 @@
+package membudget
+
+// LedgerHeader starts a ledger file.
+const LedgerHeader = ledgerHeader
