@@ -33,6 +33,12 @@ type Options struct {
 	// Remote, when non-nil, runs the actions it accepts on other machines
 	// while local slots run others (see Remote).
 	Remote Remote
+	// Memory, when non-nil, admits the local actions that run a process
+	// by the memory they are expected to use as well as by slots, is told
+	// what each used, and may have one killed for want of memory run
+	// again alone (see Memory). Collected output is then printed in the
+	// graph's order even with Jobs == 1.
+	Memory Memory
 }
 
 // Observer follows a build as it runs (a progress line, say). Its methods
@@ -115,6 +121,13 @@ func (e *ExitError) CommandFailed() bool {
 // most opt.Jobs run at once, and with a jobserver every action beyond the
 // first running one holds a token.
 //
+// With opt.Memory, an action that runs a command here and misses the
+// cache also waits until Memory admits it: among those waiting, the first
+// in that order that it admits starts, and with none holding a
+// reservation the best one starts anyway. An action that Memory says was
+// killed for want of memory runs once more, alone: its first failure is
+// neither printed nor told to the cache.
+//
 // An action with Expand runs it once its inputs exist; the actions it
 // returns are added to g and run under the same limits, and the expanded
 // action finishes when they all have.
@@ -156,6 +169,7 @@ const (
 	stReady                      // in the ready heap
 	stRunning                    // a goroutine runs it
 	stExpanding                  // its expansion's actions are running
+	stMemory                     // it waits for memory (in memWait or alone)
 	stDone
 	stFailed
 )
@@ -172,6 +186,31 @@ type node struct {
 	started  bool   // ActionStarted was called (a remote try counts)
 	local    bool   // a remote try gave it back: run it here
 	farmNote string // why, for the trace
+	run      *localRun
+}
+
+// localRun is a command that Options.Memory schedules, between its cache
+// lookup (a miss) and its end: what runs it, and what the trace and the
+// cache are told when it ends.
+type localRun struct {
+	sh             *Shell        // the action's Shell (capturing for the cache)
+	out, errOut    *bytes.Buffer // its collected output
+	cached         CachedRun     // nil without a cache
+	status         string        // the cache's status, for the trace
+	capOut, capErr *bytes.Buffer // the copy for the cache, nil without one
+	since          time.Time     // when it began waiting for memory
+	wait           time.Duration // how long it has waited for memory
+	res            Reservation   // while it runs
+	retried        bool          // killed for want of memory, it runs again alone
+}
+
+// reset forgets the output of a run that is tried again.
+func (lr *localRun) reset() {
+	for _, b := range []*bytes.Buffer{lr.out, lr.errOut, lr.capOut, lr.capErr} {
+		if b != nil {
+			b.Reset()
+		}
+	}
 }
 
 type executor struct {
@@ -198,6 +237,16 @@ type executor struct {
 	top     []*node
 	printed int
 	held    map[*node][]result
+	// With Options.Memory: the actions that missed the cache and wait for
+	// memory, whether the last try admitted none of them (they wait for a
+	// reservation's end or Memory.Wake), how many local actions hold a
+	// reservation, the actions waiting to run again alone and whether one
+	// runs.
+	memWait      readyHeap
+	memHeld      bool
+	reserved     int
+	alone        readyHeap
+	aloneRunning bool
 }
 
 // result is what an action's goroutine reports.
@@ -216,18 +265,22 @@ type result struct {
 	requeue     bool        // Remote gave it back: run it locally
 	why         string      // why it gave it back
 	info        *RemoteInfo // a remote run's facts
+	// With Options.Memory: the action missed the cache and now waits for
+	// memory; the usage of its command; the executor's answer to whether
+	// it runs again alone (the command has ended, the cache not yet been
+	// told); and what the trace shows.
+	wantMemory bool
+	usage      Usage
+	decide     chan bool
+	mem        *MemoryInfo
 }
 
 // readyHeap orders ready nodes by priority, then planning order.
 type readyHeap []*node
 
-func (h readyHeap) Len() int { return len(h) }
-func (h readyHeap) Less(a, b int) bool {
-	if h[a].prio != h[b].prio {
-		return h[a].prio > h[b].prio
-	}
-	return h[a].index < h[b].index
-}
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(a, b int) bool { return nodeLess(h[a], h[b]) }
+
 func (h readyHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
 func (h *readyHeap) Push(x any)   { *h = append(*h, x.(*node)) }
 func (h *readyHeap) Pop() any {
@@ -235,6 +288,15 @@ func (h *readyHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// nodeLess reports whether a starts before b: a longer remaining path, or
+// an equal one and an earlier place in the plan.
+func nodeLess(a, b *node) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	return a.index < b.index
 }
 
 // addNodes makes nodes for actions (already in the graph, in graph order),
@@ -267,10 +329,46 @@ func (e *executor) addNodes(actions []*Action, base float64) {
 	}
 	for _, n := range fresh {
 		if n.pending == 0 {
-			n.state = stReady
-			heap.Push(&e.ready, n)
+			e.makeReady(n)
 		}
 	}
+}
+
+// makeReady puts n, its inputs written, in the ready heap; with
+// Options.Memory, no cache to ask first and no Remote that could take it,
+// one that runs a command goes straight to wait for memory.
+func (e *executor) makeReady(n *node) {
+	if e.reserves(n) && e.opt.Cache == nil && (e.opt.Remote == nil || n.local || !e.remotable(n)) {
+		n.run = e.newRun(n)
+		e.waitMemory(n)
+		return
+	}
+	n.state = stReady
+	heap.Push(&e.ready, n)
+}
+
+// reserves reports whether n is an action that Options.Memory admits: one
+// that runs a process here. In-process actions use offcc's own memory,
+// and remote ones another machine's; a cache hit is served before this
+// matters (runAction asks the cache first).
+func (e *executor) reserves(n *node) bool {
+	return e.opt.Memory != nil && n.a.Expand == nil && n.a.Run == nil
+}
+
+// newRun returns the localRun of n with its output collected, before any
+// cache lookup.
+func (e *executor) newRun(n *node) *localRun {
+	lr := &localRun{out: new(bytes.Buffer), errOut: new(bytes.Buffer)}
+	lr.sh = e.sh.forAction(lr.out, lr.errOut)
+	return lr
+}
+
+// waitMemory makes n, whose localRun is set, wait for memory.
+func (e *executor) waitMemory(n *node) {
+	n.state = stMemory
+	n.run.since = time.Now()
+	heap.Push(&e.memWait, n)
+	e.memHeld = false
 }
 
 // run runs the graph: it starts ready actions while slots are free, and
@@ -301,13 +399,23 @@ func (e *executor) run(ctx context.Context) error {
 			break
 		}
 		e.release(false)
+		var wake <-chan struct{}
+		if e.memHeld && e.memWait.Len() > 0 && !e.cancelled {
+			wake = e.opt.Memory.Wake()
+		}
 		select {
 		case r := <-e.results:
-			e.finished(r)
-		case err := <-e.slots.tokenReady():
-			if sl, ok := e.slots.tokenArrived(err, e.wantSlot()); ok {
-				e.startLocal(sl)
+			if r.decide != nil {
+				e.decide(r)
+			} else {
+				e.finished(r)
 			}
+		case err := <-e.slots.tokenReady():
+			if sl, ok := e.slots.tokenArrived(err, e.wantSlot()); ok && !e.startLocal(sl) {
+				e.slots.releaseLocal(sl)
+			}
+		case <-wake:
+			e.memHeld = false
 		case <-ctxDone:
 			ctxDone = nil
 			e.stop()
@@ -336,9 +444,21 @@ func (e *executor) stop() {
 	}
 }
 
-// wantSlot reports whether a ready action waits for a slot.
+// wantSlot reports whether a ready action waits for a local slot: with
+// Options.Memory, also one that waits for memory and may be admitted now,
+// but none while an action waits to run alone and others run, or runs.
 func (e *executor) wantSlot() bool {
-	return !e.cancelled && e.ready.Len() > 0
+	switch {
+	case e.cancelled:
+		return false
+	case e.opt.Memory == nil:
+		return e.ready.Len() > 0
+	case e.aloneRunning:
+		return false
+	case e.alone.Len() > 0:
+		return e.slots.running == 0
+	}
+	return e.ready.Len() > 0 || e.memWait.Len() > 0 && !e.memHeld
 }
 
 // startReady starts ready actions while slots are free: on e.opt.Remote
@@ -354,18 +474,32 @@ func (e *executor) startReady() {
 			e.startRemote(heap.Remove(&e.ready, i).(*node))
 		}
 	}
-	for e.ready.Len() > 0 {
+	for e.wantSlot() {
 		sl, ok := e.slots.acquireLocal(e.runCtx)
 		if !ok {
 			break
 		}
-		e.startLocal(sl)
+		if !e.startLocal(sl) {
+			e.slots.releaseLocal(sl)
+			break
+		}
 	}
 }
 
-// startLocal runs the action popLocal picks in local slot sl.
-func (e *executor) startLocal(sl slot) {
-	n := e.popLocal()
+// startLocal starts an action in local slot sl: the one popLocal picks,
+// or with Options.Memory the one startMemory picks. It reports false when
+// none may start (sl is then to be given back).
+func (e *executor) startLocal(sl slot) bool {
+	if e.opt.Memory != nil {
+		return e.startMemory(sl)
+	}
+	e.startLookup(sl, e.popLocal())
+	return true
+}
+
+// startLookup runs n in local slot sl: its cache lookup and, unless n is
+// admitted by memory (then it comes back to wait for it), its work.
+func (e *executor) startLookup(sl slot, n *node) {
 	n.state = stRunning
 	e.announce(n)
 	go func() {
@@ -373,6 +507,142 @@ func (e *executor) startLocal(sl slot) {
 		r.slot = sl
 		e.results <- r
 	}()
+}
+
+// startMemory starts in local slot sl, under Options.Memory, what may
+// start: an action waiting to run alone once no other local action runs
+// (and nothing beside it); otherwise, in critical-path order, a ready
+// action (its cache lookup first) or an action waiting for memory that
+// Memory admits, and when none is admitted and no local action holds a
+// reservation, the best one waiting for memory anyway.
+func (e *executor) startMemory(sl slot) bool {
+	mem := e.opt.Memory
+	if e.aloneRunning {
+		return false
+	}
+	if e.alone.Len() > 0 {
+		if e.slots.running > 1 { // sl counts
+			return false
+		}
+		n := heap.Pop(&e.alone).(*node)
+		res, ok := mem.Reserve(n.a, 0)
+		if !ok {
+			res = nil
+		}
+		e.aloneRunning = true
+		e.startReserved(sl, n, res, true)
+		return true
+	}
+	var best *node // the ready action popLocal would take
+	bestAt := -1
+	yield := false // it could go to a Remote with free slots: those waiting come first
+	if e.ready.Len() > 0 {
+		bestAt = e.localIndex()
+		best = e.ready[bestAt]
+		yield = e.opt.Remote != nil && e.remotable(best) && e.opt.Remote.Slots() > 0
+	}
+	if !e.memHeld {
+		var refused []*node
+		defer func() {
+			for _, n := range refused {
+				heap.Push(&e.memWait, n)
+			}
+		}()
+		for e.memWait.Len() > 0 && (best == nil || yield || nodeLess(e.memWait[0], best)) {
+			n := heap.Pop(&e.memWait).(*node)
+			if res, ok := mem.Reserve(n.a, e.reserved); ok {
+				e.startReserved(sl, n, res, false)
+				return true
+			}
+			refused = append(refused, n)
+		}
+		if e.memWait.Len() == 0 {
+			e.memHeld = len(refused) > 0
+		}
+	}
+	if best != nil {
+		e.startLookup(sl, heap.Remove(&e.ready, bestAt).(*node))
+		return true
+	}
+	if e.reserved == 0 && e.memWait.Len() > 0 {
+		// Reserve with none running must admit; start it whatever it said.
+		n := heap.Pop(&e.memWait).(*node)
+		res, ok := mem.Reserve(n.a, 0)
+		if !ok {
+			res = nil
+		}
+		e.startReserved(sl, n, res, false)
+		return true
+	}
+	e.memHeld = true
+	return false
+}
+
+// startReserved runs the command of n, which has missed the cache and
+// holds the reservation res (nil if Memory gave none), in local slot sl;
+// alone says it runs again alone. When the command has ended, its result
+// comes back for decide, which says whether it runs again alone; if not,
+// the cache is told and the result comes back for finished.
+func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) {
+	lr := n.run
+	lr.res = res
+	lr.wait += time.Since(lr.since)
+	info := &MemoryInfo{Wait: lr.wait, RetriedAlone: alone}
+	mon := &procMonitor{}
+	if res != nil {
+		e.reserved++
+		info.Expected = res.Expected()
+		mon.started = res.Started
+	}
+	n.state = stRunning
+	e.announce(n)
+	go func() {
+		r := result{n: n, slot: sl, out: lr.out, errOut: lr.errOut, cache: lr.status, mem: info, start: time.Now()}
+		r.err = runLocal(e.runCtx, n.a, lr.sh, mon)
+		if r.err != nil {
+			r.code = exitCode(r.err)
+		}
+		r.usage = mon.usage
+		r.usage.MemoryWait = info.Wait
+		info.Peak = r.usage.PeakRSS
+		r.decide = make(chan bool, 1)
+		e.results <- r
+		if <-r.decide {
+			return
+		}
+		r.decide = nil
+		if lr.cached != nil {
+			lr.cached.Done(lr.capOut.Bytes(), lr.capErr.Bytes(), r.err)
+		}
+		r.end = time.Now()
+		e.results <- r
+	}()
+}
+
+// decide ends the reservation of a command that has ended and tells its
+// goroutine whether it runs again alone: when Memory says it was killed
+// for want of memory, the first time. Its output is then forgotten, and
+// it waits until no other local action runs.
+func (e *executor) decide(r result) {
+	n, lr := r.n, r.n.run
+	retry := false
+	if lr.res != nil {
+		retry = lr.res.Done(r.usage, r.err)
+		lr.res = nil
+		e.reserved--
+	}
+	e.memHeld = false
+	retry = retry && r.err != nil && !lr.retried && !e.cancelled
+	r.decide <- retry
+	if !retry {
+		return
+	}
+	e.slots.releaseLocal(r.slot)
+	lr.retried = true
+	lr.reset()
+	lr.since = time.Now()
+	n.state = stMemory
+	heap.Push(&e.alone, n)
 }
 
 // startRemote runs n on e.opt.Remote, in a remote slot already taken.
@@ -402,12 +672,23 @@ func (e *executor) announce(n *node) {
 // finishes or fails it.
 func (e *executor) finished(r result) {
 	n := r.n
+	if r.wantMemory {
+		e.slots.releaseLocal(r.slot)
+		if e.cancelled {
+			n.state = stFailed
+			return
+		}
+		e.waitMemory(n)
+		return
+	}
+	if r.mem != nil && r.mem.RetriedAlone {
+		e.aloneRunning = false
+	}
 	if r.remote {
 		e.slots.releaseRemote()
 		if r.requeue && !e.cancelled {
 			n.local, n.farmNote = true, r.why
-			n.state = stReady
-			heap.Push(&e.ready, n)
+			e.makeReady(n)
 			return
 		}
 	} else {
@@ -420,7 +701,7 @@ func (e *executor) finished(r result) {
 		e.opt.Observer.ActionFinished(n.a)
 	}
 	if e.opt.Trace != nil {
-		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote})
+		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem})
 	}
 	if e.cancelled {
 		// Killed, or finished while the build was being stopped: its
@@ -465,17 +746,23 @@ func (e *executor) bestReady(keep func(*node) bool) int {
 }
 
 // popLocal removes from the ready heap, and returns, the action a local
-// slot runs next: the ready action of highest priority, except that while
-// it could go to a Remote with free slots, the best one that only this
-// machine can run comes first.
+// slot runs next (see localIndex).
 func (e *executor) popLocal() *node {
+	return heap.Remove(&e.ready, e.localIndex()).(*node)
+}
+
+// localIndex returns the index in the non-empty ready heap of the action
+// a local slot runs next: the ready action of highest priority, except
+// that while it could go to a Remote with free slots, the best one that
+// only this machine can run comes first.
+func (e *executor) localIndex() int {
 	if e.opt.Remote != nil {
 		// Index 0 is the best of all: i > 0 means that one could go.
 		if i := e.bestReady(func(n *node) bool { return !e.remotable(n) }); i > 0 && e.opt.Remote.Slots() > 0 {
-			return heap.Remove(&e.ready, i).(*node)
+			return i
 		}
 	}
-	return heap.Pop(&e.ready).(*node)
+	return 0
 }
 
 // expand adds an expanded action's children to the graph.
@@ -501,8 +788,7 @@ func (e *executor) finish(n *node) {
 	for _, u := range n.users {
 		u.pending--
 		if u.pending == 0 && u.state == stWaiting {
-			u.state = stReady
-			heap.Push(&e.ready, u)
+			e.makeReady(u)
 		}
 	}
 	if p := n.a.parent; p != nil {
@@ -549,8 +835,12 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 	r.n = n
 	r.remote = remote
 	a := n.a
+	reserves := !remote && e.reserves(n)
 	var sh *Shell
-	if e.opt.Jobs == 1 && !remote {
+	if reserves {
+		n.run = e.newRun(n)
+		r.out, r.errOut, sh = n.run.out, n.run.errOut, n.run.sh
+	} else if e.opt.Jobs == 1 && !remote && e.opt.Memory == nil {
 		sh = e.sh.forAction(e.sh.opt.Stdout, e.sh.opt.Stderr)
 	} else {
 		r.out, r.errOut = new(bytes.Buffer), new(bytes.Buffer)
@@ -572,10 +862,14 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 		capOut, capErr := new(bytes.Buffer), new(bytes.Buffer)
 		sh = sh.forAction(io.MultiWriter(sh.Stdout(), capOut), io.MultiWriter(sh.Stderr(), capErr))
 		defer func() {
-			if !r.requeue {
+			if !r.requeue && !r.wantMemory {
 				cached.Done(capOut.Bytes(), capErr.Bytes(), r.err)
 			}
 		}()
+		if reserves {
+			lr := n.run
+			lr.sh, lr.cached, lr.status, lr.capOut, lr.capErr = sh, cached, r.cache, capOut, capErr
+		}
 	}
 	if f, ok := e.opt.Cache.(Flusher); ok {
 		// The action may read outputs the cache restored for hits.
@@ -583,6 +877,11 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 			r.err, r.code = err, 1
 			return r
 		}
+	}
+	if reserves {
+		// Its command runs once Memory admits it (startReserved).
+		r.wantMemory = true
+		return r
 	}
 	switch {
 	case a.Expand != nil:
@@ -616,20 +915,27 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 			a.Discovered, r.err = ReadDiscovered(a)
 		}
 	default:
-		dsh, flush := sh.forDiagnostics(a)
-		r.err = dsh.runCommand(ctx, a)
-		flush()
-		if r.err == nil {
-			r.err = FinishDepFiles(a)
-		}
-		if r.err == nil && a.DepFile != "" {
-			a.Discovered, r.err = ReadDiscovered(a)
-		}
+		r.err = runLocal(ctx, a, sh, nil)
 	}
 	if r.err != nil {
 		r.code = exitCode(r.err)
 	}
 	return r
+}
+
+// runLocal runs a's command here through sh, followed by mon when not nil,
+// and reads the dependency files it wrote.
+func runLocal(ctx context.Context, a *Action, sh *Shell, mon *procMonitor) error {
+	dsh, flush := sh.forDiagnostics(a)
+	err := dsh.runCommand(ctx, a, mon)
+	flush()
+	if err == nil {
+		err = FinishDepFiles(a)
+	}
+	if err == nil && a.DepFile != "" {
+		a.Discovered, err = ReadDiscovered(a)
+	}
+	return err
 }
 
 // inProcess runs f, turning a panic into an error.

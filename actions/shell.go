@@ -270,8 +270,9 @@ var killGrace = 2 * time.Second
 // runCommand runs a's external command. Outputs named by "-o PATH" that lie
 // outside the temporary directory are written under a temporary name
 // beside PATH and renamed when the command succeeds; on failure nothing
-// appears at PATH.
-func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
+// appears at PATH. mon, when not nil, is told the process's pid as it
+// starts and keeps what it used (see procMonitor).
+func (sh *Shell) runCommand(ctx context.Context, a *Action, mon *procMonitor) error {
 	argv := append([]string(nil), a.Command...)
 	type rename struct{ from, to string }
 	var renames []rename
@@ -324,7 +325,7 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 		temps[r.from] = r.to
 	}
 	watch := newStderrWatch(sh.err, temps) // see nospace.go
-	if err := sh.exec(ctx, path, argv, a.Env, stdin, a.Dir, sh.out, watch); err != nil {
+	if err := sh.exec(ctx, path, argv, a.Env, stdin, a.Dir, sh.out, watch, mon); err != nil {
 		sh.reportNoSpace(a, watch.full)
 		return err
 	}
@@ -338,10 +339,11 @@ func (sh *Shell) runCommand(ctx context.Context, a *Action) error {
 
 // exec runs the file path with the argument vector argv (argv[0]
 // included) in its own process group, in directory dir ("" for offcc's),
-// with the writers stdout and stderr.
+// with the writers stdout and stderr; mon, when not nil, follows the
+// process (its pid, its peak memory, the signal that killed it).
 // When ctx is done the group gets SIGTERM, then SIGKILL after killGrace.
 // This is the one place a client-side child process of offcc starts.
-func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader, dir string, stdout, stderr io.Writer) error {
+func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdin io.Reader, dir string, stdout, stderr io.Writer, mon *procMonitor) error {
 	cmd := exec.Command(path)
 	cmd.Stdin = stdin // nil reads /dev/null
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -370,6 +372,7 @@ func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdi
 		return &StartError{Path: path, Err: err}
 	}
 	pgid := cmd.Process.Pid
+	mon.start(pgid)
 	exited := make(chan struct{})
 	killerDone := make(chan struct{})
 	go func() {
@@ -391,6 +394,7 @@ func (sh *Shell) exec(ctx context.Context, path string, argv, env []string, stdi
 		}
 	}()
 	err = cmd.Wait()
+	mon.exited(cmd.ProcessState)
 	close(exited)
 	<-killerDone
 	return err
@@ -444,7 +448,7 @@ func (sh *Shell) Run(ctx context.Context, c *Cmd) error {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	return sh.exec(ctx, path, argv, c.Env, c.Stdin, c.Dir, stdout, stderr)
+	return sh.exec(ctx, path, argv, c.Env, c.Stdin, c.Dir, stdout, stderr, nil)
 }
 
 // Output runs argv as Run does and returns its standard output; its

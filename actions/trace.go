@@ -28,6 +28,21 @@ type Event struct {
 	// GivenBack, when set, says why the Remote gave the action back to
 	// run here.
 	GivenBack string
+	// Memory, when not nil, is what memory scheduling (Options.Memory)
+	// knew of an action that ran a command here.
+	Memory *MemoryInfo
+}
+
+// MemoryInfo is what memory scheduling knew of one command run.
+type MemoryInfo struct {
+	// Expected is the peak Memory expected, in bytes (0 when it gave no
+	// reservation); Peak the measured peak resident set, 0 if unknown.
+	Expected, Peak int64
+	// Wait is how long the action waited, ready, for memory.
+	Wait time.Duration
+	// RetriedAlone says it was killed for want of memory and this is its
+	// second run, alone.
+	RetriedAlone bool
 }
 
 // Trace records the actions a build runs, expanded ones included. Its
@@ -35,7 +50,11 @@ type Event struct {
 // and chrome://tracing load.
 type Trace struct {
 	// Lines, when non-nil, receives one line per finished action:
-	// "job <tool> <wall time> <exit status>".
+	// "job <tool> <wall time> <exit status>", then "cache=STATUS",
+	// "worker=NAME" or "local=REASON" where they apply, and for a command
+	// under memory scheduling "mem_expected=SIZE mem_peak=SIZE
+	// mem_wait=TIME", and "retried_alone" after a run killed for want of
+	// memory.
 	Lines io.Writer
 
 	mu     sync.Mutex
@@ -69,8 +88,20 @@ func (t *Trace) add(ev Event) {
 		if ev.GivenBack != "" {
 			where = fmt.Sprintf(" local=%q", ev.GivenBack)
 		}
-		fmt.Fprintf(t.Lines, "job %s %s %d%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache, where)
+		mem := ""
+		if m := ev.Memory; m != nil {
+			mem = fmt.Sprintf(" mem_expected=%s mem_peak=%s mem_wait=%s", mib(m.Expected), mib(m.Peak), m.Wait.Round(time.Millisecond))
+			if m.RetriedAlone {
+				mem += " retried_alone"
+			}
+		}
+		fmt.Fprintf(t.Lines, "job %s %s %d%s%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache, where, mem)
 	}
+}
+
+// mib spells a size in bytes in whole MiB, as "260MiB".
+func mib(b int64) string {
+	return fmt.Sprintf("%dMiB", (b+1<<19)>>20)
 }
 
 // Events returns the recorded events in the order the actions finished.
@@ -146,6 +177,14 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 		}
 		if ev.Err != nil {
 			args["error"] = ev.Err.Error()
+		}
+		if m := ev.Memory; m != nil {
+			args["mem_expected"] = m.Expected
+			args["mem_peak"] = m.Peak
+			args["mem_wait_ms"] = m.Wait.Milliseconds()
+			if m.RetriedAlone {
+				args["retried_alone"] = true
+			}
 		}
 		tid := ev.Slot
 		if ev.GivenBack != "" {

@@ -1,0 +1,50 @@
+package actions
+
+import "time"
+
+// Memory admits local actions by the memory they are expected to use, on
+// top of the slots that bound them by cores (Options.Memory). The executor
+// asks it before it starts each local action that runs a process, in
+// critical-path order among the ready actions, and starts the first one
+// it admits; with no local action running it starts the best one whatever
+// Memory says, so that a build always makes progress.
+//
+// Its methods are called from the executor's scheduling goroutine, except
+// the Reservation's Started, which the action's goroutine calls.
+type Memory interface {
+	// Reserve reports whether a may start now, given that running
+	// local actions run (0: a starts whatever the answer, and Reserve
+	// must reserve it). When it may, it reserves a's expected peak until
+	// the Reservation is done.
+	Reserve(a *Action, running int) (Reservation, bool)
+	// Wake returns a channel that receives when memory may have been
+	// freed outside this build (another offcc process's job ended, a
+	// running job's sampled use fell), so that held actions are
+	// reconsidered; nil when only this build's own finishes matter.
+	Wake() <-chan struct{}
+}
+
+// Reservation is the memory reserved for one running action.
+type Reservation interface {
+	// Started is told the process that runs the action, so that its use
+	// can be sampled while it runs.
+	Started(pid int)
+	// Done releases the reservation with what the run measured. It
+	// returns true when the action was killed for want of memory and
+	// should run again alone: the executor then runs it once more, with
+	// no other local action running beside it.
+	Done(u Usage, err error) (retryAlone bool)
+	// Expected is the peak the action was expected to reach, in bytes.
+	Expected() int64
+}
+
+// Usage is what a finished command used, as wait4 reports it.
+type Usage struct {
+	// PeakRSS is the command's peak resident set size in bytes (ru_maxrss
+	// of it and the children it waited for); 0 when unknown.
+	PeakRSS int64
+	// Signaled is the signal that killed it, 0 when it exited.
+	Signaled int
+	// MemoryWait is how long the action waited, ready, for memory.
+	MemoryWait time.Duration
+}
