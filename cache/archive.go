@@ -280,7 +280,7 @@ func neverImported(k Kind) string {
 	switch k {
 	case KindPlan:
 		return "plans are derived again, never imported"
-	case KindTool, KindLast:
+	case KindTool, KindLast, KindPeak:
 		return "machine-local"
 	}
 	return ""
@@ -379,12 +379,12 @@ func (c *Cache) checkImportTrust(items []*importItem) error {
 }
 
 // machineLocal are the entry kinds export --all leaves out.
-var machineLocal = map[Kind]bool{KindTool: true, KindLast: true}
+var machineLocal = map[Kind]bool{KindTool: true, KindLast: true, KindPeak: true}
 
 // knownKinds are the entry kinds an archive may hold (Import stores those
 // neverImported does not name, and skips the rest).
 var knownKinds = map[Kind]bool{
-	KindResult: true, KindManifest: true, KindLast: true, KindPlan: true, KindTool: true, KindDerived: true,
+	KindResult: true, KindManifest: true, KindLast: true, KindPlan: true, KindTool: true, KindDerived: true, KindPeak: true,
 }
 
 // checkImport checks an archive's entries, returning them by key, in key

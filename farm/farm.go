@@ -102,6 +102,13 @@ type WorkerInfo struct {
 	Refused   int64  `json:"refused"`
 	Failed    int64  `json:"failed"`
 	Draining  bool   `json:"draining,omitempty"`
+	// Memory is what the worker's jobs may use together, in bytes (0:
+	// unknown, jobs are taken by slots alone), and MemorySource where
+	// that comes from ("--memory", "MemAvailable"); Reserved is the
+	// expected peaks of the jobs it runs, together.
+	Memory       int64  `json:"memory,omitempty"`
+	MemorySource string `json:"memory_source,omitempty"`
+	Reserved     int64  `json:"reserved"`
 	// Sandbox names the layers confining jobs (none: unconfined);
 	// Insecure lists what the worker runs without ("no-sandbox",
 	// "unsigned"); Key is its signing key's name and ID.

@@ -30,6 +30,11 @@ type Job struct {
 	// Kind and Client describe the job for status.
 	Kind   string `json:"kind"`
 	Client string `json:"client"`
+	// Peak is the peak resident memory, in bytes, the client expects
+	// the job to reach (its learned peak), 0 when unknown: a worker
+	// takes the job only while it fits beside those it runs. Records
+	// without it are version 1 all the same.
+	Peak int64 `json:"peak,omitempty"`
 }
 
 // File is one input of a job.
@@ -66,6 +71,9 @@ type Result struct {
 	// the time from its claim to its result (fetch and run included).
 	FetchMS int64 `json:"fetch_ms"`
 	WorkMS  int64 `json:"work_ms"`
+	// PeakRSS is the peak resident memory the run reached, in bytes (0:
+	// not measured), for the client to learn the job's peak from.
+	PeakRSS int64 `json:"peak_rss,omitempty"`
 }
 
 func decodeJob(data []byte) (*Job, error) {

@@ -33,6 +33,12 @@ type WorkerOptions struct {
 	Clang string
 	// Slots is how many jobs run at once (default 1).
 	Slots int
+	// Memory is what the worker's jobs may use together, in bytes, and
+	// MemorySource where that comes from, for status (default: what
+	// discoverMemory finds); a job is taken only while its expected peak
+	// (Job.Peak, else Memory/Slots) fits beside those running.
+	Memory       int64
+	MemorySource string
 	// Dir is where job directories are made (default os.TempDir()).
 	Dir string
 	// Lease is how long a job stays the worker's without a renewal
@@ -88,6 +94,7 @@ type Worker struct {
 	host      string
 	started   time.Time
 	blobs     *blobCache // fetched inputs, by digest
+	mem       *memoryGate
 
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
@@ -110,6 +117,9 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	}
 	if opt.BlobCache <= 0 {
 		opt.BlobCache = 1 << 30
+	}
+	if opt.Memory <= 0 {
+		opt.Memory, opt.MemorySource = discoverMemory()
 	}
 	host, _ := os.Hostname()
 	if opt.Name == "" {
@@ -136,7 +146,7 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 		}
 	}
 	w := &Worker{store: store, rdb: store.Client(), opt: opt, host: host, started: time.Now(),
-		tools: map[string]string{}}
+		tools: map[string]string{}, mem: newMemoryGate(opt.Memory)}
 	dir := toolDir(opt.Clang)
 	for _, t := range Tools {
 		p := filepath.Join(dir, t)
@@ -187,6 +197,9 @@ func (w *Worker) Serve(ctx context.Context) error {
 	w.blobs.verify = !w.hasLayer("bubblewrap")
 	w.announce(bg)
 	w.logf("worker %s: serving toolchain %s (%s) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.opt.Slots, w.store.Name())
+	if w.opt.Memory > 0 {
+		w.logf("worker %s: jobs may use %d MiB together (%s)", w.opt.Name, w.opt.Memory>>20, w.opt.MemorySource)
+	}
 	if layers := w.opt.Sandbox.Layers(); len(layers) > 0 {
 		w.logf("worker %s: jobs run confined by %s", w.opt.Name, strings.Join(layers, " and "))
 	} else {
@@ -273,7 +286,8 @@ func (w *Worker) announce(ctx context.Context) {
 		LLVM: w.opt.Clang, Slots: w.opt.Slots, Running: int(w.running.Load()),
 		Done: w.done.Load(), Refused: w.refused.Load(), Failed: w.failed.Load(),
 		Draining: w.draining.Load(), Started: w.started.UnixMilli(), Seen: time.Now().UnixMilli(),
-		Sandbox: w.opt.Sandbox.Layers(), Insecure: w.insecure()}
+		Sandbox: w.opt.Sandbox.Layers(), Insecure: w.insecure(),
+		Memory: w.opt.Memory, MemorySource: w.opt.MemorySource, Reserved: w.mem.load()}
 	if k := w.opt.Keys.SigningKey; k != nil {
 		info.Key = k.Name + " " + k.ID
 	}
@@ -304,7 +318,14 @@ func (w *Worker) slot(ctx context.Context, q string, n int) {
 		}
 		for _, s := range res {
 			for _, m := range s.Messages {
-				w.handle(q, m, n)
+				if freed := w.handle(q, m, n); freed != nil {
+					// Not taken for want of memory: read no more
+					// until a running job ends.
+					select {
+					case <-freed:
+					case <-ctx.Done():
+					}
+				}
 			}
 		}
 	}
@@ -348,8 +369,11 @@ var (
 )
 
 // handle runs one stream entry in slot n: claims its job, runs it, stores
-// the result, and acknowledges the entry.
-func (w *Worker) handle(q string, m redis.XMessage, n int) {
+// the result, and acknowledges the entry. A job whose expected peak does
+// not fit beside the running ones is not claimed but put back at the end
+// of the stream, for another worker or this one later: handle then
+// returns a channel closed when a running job ends.
+func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{}) {
 	bg := context.Background()
 	defer func() {
 		cctx, cancel := context.WithTimeout(bg, 2*time.Second)
@@ -359,13 +383,31 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) {
 	}()
 	id, _ := m.Values["job"].(string)
 	if !validJobID(id) {
-		return
+		return nil
 	}
+	e, getErr := w.store.Get(jobEntry(id))
+	peak := w.expectedPeak(e)
+	ok, freed := w.mem.reserve(peak)
+	if !ok {
+		cctx, cancel := context.WithTimeout(bg, 2*time.Second)
+		defer cancel()
+		if getErr != nil || w.rdb.Exists(cctx, claimKey(w.prefix(), id)).Val() != 0 {
+			return nil // its client took it back (or is gone): drop it
+		}
+		if err := w.rdb.XAdd(cctx, &redis.XAddArgs{Stream: q, Values: m.Values}).Err(); err != nil {
+			// Lost: its client takes it back after the pickup time.
+			w.logf("worker %s: job %s: cannot put it back: %v", w.opt.Name, id, err)
+			return freed
+		}
+		w.logf("worker %s: job %s expects %d MiB, %d MiB of %d MiB taken: left for later", w.opt.Name, id, peak>>20, w.mem.load()>>20, w.opt.Memory>>20)
+		return freed
+	}
+	defer w.mem.release(peak)
 	cctx, cancel := context.WithTimeout(bg, 2*time.Second)
 	ok, err := w.rdb.SetNX(cctx, claimKey(w.prefix(), id), w.opt.Name, w.opt.Lease).Result()
 	cancel()
 	if err != nil || !ok {
-		return // taken back by its client, or by another worker
+		return nil // taken back by its client, or by another worker
 	}
 	w.running.Add(1)
 	defer w.running.Add(-1)
@@ -395,7 +437,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) {
 		}
 	}()
 	claimed := time.Now()
-	res, outs := w.run(jobCtx, id, n)
+	res, outs := w.run(jobCtx, id, e, getErr, n)
 	res.WorkMS = time.Since(claimed).Milliseconds()
 	stop()
 	<-renewDone
@@ -422,7 +464,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) {
 	}
 	if err := w.store.Replace(resultEntry(id), re); err != nil {
 		w.logf("worker %s: job %s: cannot store the result: %v", w.opt.Name, id, err)
-		return
+		return nil
 	}
 	cctx, cancel = context.WithTimeout(bg, 2*time.Second)
 	defer cancel()
@@ -431,18 +473,35 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) {
 	pipe.RPush(cctx, doneKey(w.prefix(), id), w.opt.Name)
 	pipe.Expire(cctx, doneKey(w.prefix(), id), 10*time.Minute)
 	pipe.Exec(cctx)
+	return nil
 }
 
-// run fetches a job's files into a private directory, runs its tool in
-// the sandbox as slot n and returns the result and the output blobs
-// (files to remove afterwards).
-func (w *Worker) run(ctx context.Context, id string, n int) (Result, []cache.Blob) {
+// expectedPeak returns the memory a job is expected to take: the peak
+// its record gives, else an equal share of the worker's memory per slot
+// (so that jobs without one are taken by slots, as before), 0 with no
+// memory known. The record is read before it is verified: what it says
+// only decides when the job is taken, and run refuses it unless a
+// trusted client signed it.
+func (w *Worker) expectedPeak(e *cache.Entry) int64 {
+	var j struct {
+		Peak int64 `json:"peak"`
+	}
+	if e != nil && e.Kind == kindJob && len(e.Record) <= maxJobRecord && json.Unmarshal(e.Record, &j) == nil && j.Peak > 0 {
+		return j.Peak
+	}
+	return w.opt.Memory / int64(w.opt.Slots)
+}
+
+// run fetches the files of job id, whose entry (or the error getting it)
+// is e, into a private directory, runs its tool in the sandbox as slot n
+// and returns the result and the output blobs (files to remove
+// afterwards).
+func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, n int) (Result, []cache.Blob) {
 	res := Result{Worker: w.opt.Name, Job: id, Toolchain: w.toolchain}
 	refuse := func(format string, args ...any) (Result, []cache.Blob) {
 		res.Refused = fmt.Sprintf(format, args...)
 		return res, nil
 	}
-	e, err := w.store.Get(jobEntry(id))
 	if err != nil || e.Kind != kindJob {
 		return refuse("job %s: no job record (%v)", id, err)
 	}
@@ -543,6 +602,7 @@ func (w *Worker) run(ctx context.Context, id string, n int) (Result, []cache.Blo
 	start := time.Now()
 	err = cmd.Run()
 	res.RunMS = time.Since(start).Milliseconds()
+	res.PeakRSS = peakRSS(cmd.ProcessState)
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 	// Diagnostics name the worker's copies where clang did not see the
 	// client's paths (lld): give them the client's names back.

@@ -40,7 +40,9 @@ SUBCOMMANDS:
                                rate, uncacheable and not stored by reason, time
                                saved, bytes stored and restored, and the shared
                                cache's (untrusted: entries no trusted key
-                               signed), and when the counters were last zeroed;
+                               signed), when the counters were last zeroed,
+                               and how many jobs have a learned peak memory,
+                               the largest listed;
                                --zero resets the counters after printing them,
                                --zero-only resets them and prints nothing
   clear                        remove every entry and zero the counters
@@ -335,6 +337,10 @@ func modeName(m cache.Mode) string {
 //	             with OFFCC_REMOTE_CACHE_INSECURE=1 hits all the same)
 //	shared       present when OFFCC_REMOTE_CACHE names a shared cache: how
 //	             builds with this environment use it (sharedJSON)
+//	peaks        the jobs' learned peak memory: {"jobs": N (how many jobs
+//	             have one), "largest": the largest few, largest first,
+//	             each {"tool", "kind", "target", "source", "peak", "last"}
+//	             (bytes: the estimate, and the run that last changed it)}
 //
 // The counters, since the statistics were last zeroed:
 //
@@ -358,7 +364,11 @@ type cacheStatsJSON struct {
 	Remote     cache.RemoteStats        `json:"remote"`
 	Shared     *sharedJSON              `json:"shared,omitempty"`
 	Zeroed     *time.Time               `json:"zeroed,omitempty"`
+	Peaks      cache.PeakSummary        `json:"peaks"`
 }
+
+// peaksShown is how many of the largest learned peaks stats lists.
+const peaksShown = 5
 
 // entryKindDocs say what each kind of cache entry holds, for stats.
 var entryKindDocs = map[string]string{
@@ -368,6 +378,7 @@ var entryKindDocs = map[string]string{
 	string(cache.KindLast):     "the key text last stored for a job, for explain",
 	string(cache.KindTool):     "a tool file's content digest, by its identity",
 	string(cache.KindDerived):  "a digest computed from a file's bytes (OpenMP offload entries), by their digest",
+	string(cache.KindPeak):     "a job's learned peak memory, by its tool, kind, target and source",
 }
 
 // sharedJSON is the shared cache's security as builds with the
@@ -512,7 +523,7 @@ func counters(k cache.KindStats) countersJSON {
 // collectStats gathers what stats prints; getenv gives the keys the shared
 // cache's security is described with.
 func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, error) {
-	usage, err := c.Usage()
+	usage, peaks, err := c.UsageAndPeaks(peaksShown)
 	if errors.Is(err, syscall.ENOTDIR) {
 		usage, err = nil, nil // a file on the way: no entries (the mode says why)
 	}
@@ -524,7 +535,7 @@ func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, 
 	out := &cacheStatsJSON{
 		Dir: c.Dir, Mode: mode, ModeReason: strings.TrimSuffix(reason, ")"), MaxSize: c.MaxSize,
 		EntryKinds: map[string]entryKindJSON{}, Total: counters(st.Total()), Kinds: map[string]countersJSON{},
-		Remote: st.Remote, Shared: sharedSecurity(c.Config, getenv),
+		Remote: st.Remote, Shared: sharedSecurity(c.Config, getenv), Peaks: peaks,
 	}
 	for k, v := range usage {
 		out.EntryKinds[string(k)] = entryKindJSON{v[0], v[1]}
@@ -613,6 +624,7 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 		fmt.Fprintf(tw, "shared cache\t%s\n", st.Shared.text())
 	}
 	tw.Flush()
+	printPeaks(w, st.Peaks)
 	fmt.Fprintln(w)
 	if len(st.Kinds) == 0 {
 		fmt.Fprintln(w, "no jobs counted since the statistics were last zeroed")
@@ -655,6 +667,38 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 		fmt.Fprintf(w, "\nshared cache: %d hits, %d misses, %d untrusted, %d errors, %d stored; %s up, %s down\n",
 			r.Hits, r.Misses, r.Untrusted, r.Errors, r.Stores, humanBytes(r.BytesUp), humanBytes(r.BytesDown))
 	}
+}
+
+// printPeaks prints the learned peaks: how many jobs have one, and the
+// largest.
+func printPeaks(w io.Writer, ps cache.PeakSummary) {
+	if ps.Jobs == 0 {
+		fmt.Fprintln(w, "learned peaks    none yet (builds record each job's peak memory)")
+		return
+	}
+	plural := "s"
+	if ps.Jobs == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(w, "learned peaks    %d job%s; the largest:\n", ps.Jobs, plural)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  peak\tkind\ttarget\tsource\n")
+	for _, p := range ps.Largest {
+		kind := p.Kind
+		if p.Tool != "" {
+			kind = p.Tool + " " + kind
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", humanBytes(p.Peak), dash(kind), dash(p.Target), p.Source)
+	}
+	tw.Flush()
+}
+
+// dash shows an empty field as "-".
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -121,6 +121,7 @@ func TestCacheStatsEmpty(t *testing.T) {
 	want := map[string]any{
 		"dir": dir, "mode": "readwrite", "max_size": float64(1 << 20), "entries": float64(0), "bytes": float64(0),
 		"entry_kinds": map[string]any{}, "kinds": map[string]any{},
+		"peaks": map[string]any{"jobs": float64(0), "largest": []any{}},
 		"total": map[string]any{
 			"hits": float64(0), "misses": float64(0), "hit_rate": float64(0),
 			"uncacheable": map[string]any{}, "not_stored": map[string]any{},

@@ -23,7 +23,7 @@ import (
 	"github.com/offcc/offcc/trust"
 )
 
-const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--name NAME] [--dir DIR] [--quiet]
+const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--memory SIZE] [--name NAME] [--dir DIR] [--quiet]
                     [--signing-key FILE] [--trusted-clients LIST] [--job-memory SIZE]
                     [--job-cpu DURATION] [--job-wall DURATION] [--job-output SIZE]
                     [--job-procs N]
@@ -56,6 +56,10 @@ OPTIONS:
   --redis URL    redis://[user:password@]host:port[/db] or rediss://...
                  (default: $OFFCC_REMOTE_EXEC)
   --jobs N       jobs run at once (default: the number of CPUs)
+  --memory SIZE  the memory its jobs may use together (default: MemAvailable
+                 at the start); a job is taken only while its expected peak
+                 (from the client's learned peaks, else SIZE/N) fits beside
+                 those running, and always when none runs
   --name NAME    the worker's name (default: host name and process ID)
   --dir DIR      where job directories go (default: $TMPDIR or /tmp)
   --quiet        log nothing but errors
@@ -84,9 +88,10 @@ OPTIONS:
                  run jobs unconfined where neither bubblewrap nor Landlock
                  can be set up
 
-offcc worker status lists the live workers (toolchain, slots, running and
-finished jobs, and how they confine and sign jobs, INSECURE where they do
-not) and each toolchain's queued and running jobs.
+offcc worker status lists the live workers (toolchain, slots, memory:
+the expected peaks of its running jobs out of what they may use, running
+and finished jobs, and how they confine and sign jobs, INSECURE where they
+do not) and each toolchain's queued and running jobs.
 `
 
 // sandboxDisable is the setting naming the sandbox layers to leave out.
@@ -106,6 +111,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	fs.SetOutput(io.Discard)
 	url := fs.String("redis", getenv("OFFCC_REMOTE_EXEC"), "")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "")
+	memory := fs.String("memory", "", "")
 	name := fs.String("name", "", "")
 	dir := fs.String("dir", "", "")
 	quiet := fs.Bool("quiet", false, "")
@@ -138,6 +144,12 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if *jobCPU < time.Second || *jobWall < time.Second || *jobProcs < 0 {
 		return fail("--job-cpu and --job-wall must be at least 1s, and --job-procs at least 1")
+	}
+	var memBytes int64
+	if *memory != "" {
+		if memBytes, err = cache.ParseSize(*memory); err != nil || memBytes < 64<<20 {
+			return fail("--memory %s: want a size of at least 64M, such as 16G", *memory)
+		}
 	}
 	keys := &trust.Settings{}
 	if *signingKey != "" {
@@ -173,6 +185,9 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Sandbox: sandbox,
 		Keys: keys, InsecureUnsigned: *insecureUnsigned, JobTimeout: *jobWall}
+	if memBytes > 0 {
+		opt.Memory, opt.MemorySource = memBytes, "--memory"
+	}
 	logger := log.New(stderr, "", log.LstdFlags)
 	if !*quiet {
 		opt.Log = logger
@@ -218,14 +233,14 @@ func workerStatus(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(stdout, "farm %s: %d workers\n", st.Server, len(st.Workers))
 	if len(st.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tHOST\tTOOLCHAIN\tSLOTS\tRUNNING\tDONE\tFAILED\tREFUSED\tUP\tSTATE\tSECURITY")
+		fmt.Fprintln(tw, "WORKER\tHOST\tTOOLCHAIN\tSLOTS\tMEMORY\tRUNNING\tDONE\tFAILED\tREFUSED\tUP\tSTATE\tSECURITY")
 		for _, w := range st.Workers {
 			state := "serving"
 			if w.Draining {
 				state = "draining"
 			}
 			up := time.Since(time.UnixMilli(w.Started)).Round(time.Second)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t%s\t%s\n", w.Name, w.Host, w.Toolchain, w.Slots, w.Running, w.Done, w.Failed, w.Refused, up, state, security(w))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%v\t%s\t%s\n", w.Name, w.Host, w.Toolchain, w.Slots, workerMemory(w), w.Running, w.Done, w.Failed, w.Refused, up, state, security(w))
 		}
 		tw.Flush()
 	}
@@ -233,6 +248,15 @@ func workerStatus(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stdout, "toolchain %s: %d queued, %d running\n", q.Toolchain, q.Queued, q.Running)
 	}
 	return 0
+}
+
+// workerMemory describes a worker's memory: the expected peaks of its
+// running jobs out of what they may use, and where that comes from.
+func workerMemory(w farm.WorkerInfo) string {
+	if w.Memory <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s/%s (%s)", humanBytes(w.Reserved), humanBytes(w.Memory), w.MemorySource)
 }
 
 // security describes how a worker confines and signs its jobs.

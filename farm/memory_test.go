@@ -1,0 +1,198 @@
+package farm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/cache/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// startWorkerWith runs an in-process worker with opt (the test's keys, a
+// directory and a short lease added) until the test ends.
+func startWorkerWith(t *testing.T, srv *redistest.Server, opt WorkerOptions) *Worker {
+	t.Helper()
+	store, err := redisstore.Open(srv.URL, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Dir, opt.Lease, opt.Keys = t.TempDir(), time.Second, testKeys().worker
+	if opt.Sandbox == nil {
+		opt.Sandbox = unconfined{}
+	}
+	w, err := NewWorker(store, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		store.Close()
+	})
+	return w
+}
+
+// waitWorker returns the worker name's record in the farm's status once
+// it is there.
+func waitWorker(t *testing.T, store *redisstore.Store, name string) WorkerInfo {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		st, err := GetStatus(context.Background(), store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range st.Workers {
+			if w.Name == name {
+				return w
+			}
+		}
+	}
+	t.Fatalf("worker %s never appeared in the farm's status", name)
+	return WorkerInfo{}
+}
+
+// TestWorkerAdvertisesMemory: the memory a worker's jobs may use, given
+// or found, and where it comes from, are in the farm's status.
+func TestWorkerAdvertisesMemory(t *testing.T) {
+	srv, store, clang := farmSetup(t)
+	startWorkerWith(t, srv, WorkerOptions{Name: "given", Clang: clang, Slots: 2, Memory: 3 << 30, MemorySource: "--memory"})
+	startWorkerWith(t, srv, WorkerOptions{Name: "found", Clang: clang, Slots: 1})
+	if w := waitWorker(t, store, "given"); w.Memory != 3<<30 || w.MemorySource != "--memory" || w.Reserved != 0 {
+		t.Errorf("status of a worker given 3 GiB: memory %d from %q, %d reserved", w.Memory, w.MemorySource, w.Reserved)
+	}
+	w := waitWorker(t, store, "found")
+	if runtime.GOOS == "linux" && (w.Memory <= 0 || w.MemorySource != "MemAvailable") {
+		t.Errorf("status of a worker left to find its memory: %d from %q, want MemAvailable", w.Memory, w.MemorySource)
+	}
+}
+
+// timedSandbox runs jobs unconfined, each after half a second's sleep,
+// and writes when each started and ended (Unix nanoseconds) to a file of
+// its own in dir.
+type timedSandbox struct{ dir string }
+
+func (timedSandbox) Layers() []string { return nil }
+
+func (timedSandbox) CheckDir(string) error { return nil }
+
+func (s timedSandbox) Command(ctx context.Context, slot int, dir string, ro []string, tool string, args, env []string) (*exec.Cmd, error) {
+	script := `log=$1; shift; s=$(date +%s%N); sleep 0.5; "$@"; rc=$?; echo "$s $(date +%s%N)" > "$log/$$"; exit $rc`
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, "sh", s.dir, tool}, args...)...)
+	cmd.Env = env
+	return cmd, nil
+}
+
+// intervals returns the runs the sandbox logged.
+func (s timedSandbox) intervals(t *testing.T) [][2]int64 {
+	t.Helper()
+	names, _ := os.ReadDir(s.dir)
+	var runs [][2]int64
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(s.dir, n.Name()))
+		var r [2]int64
+		if _, serr := fmt.Sscan(string(data), &r[0], &r[1]); err != nil || serr != nil {
+			t.Fatalf("run log %s: %q (%v %v)", n.Name(), data, err, serr)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// sendJob sends a as a job expecting peak bytes (0: none said), signed by
+// the test client, as Client.Run does, and waits for its result.
+func sendJob(t *testing.T, c *Client, store *redisstore.Store, a *actions.Action, peak int64) Result {
+	t.Helper()
+	ctx := context.Background()
+	j, blobs, err := c.job(ctx, a)
+	if err != nil {
+		t.Error(err)
+		return Result{}
+	}
+	j.Peak = peak
+	rec, _ := json.Marshal(j)
+	je := &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs}
+	cache.SignEntry(testKeys().client.SigningKey, jobEntry(j.ID), je)
+	if _, err := store.ReplaceCounted(jobEntry(j.ID), je); err != nil {
+		t.Error(err)
+		return Result{}
+	}
+	rdb := store.Client()
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: queueKey(store.Prefix(), c.Toolchain()), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err(); err != nil {
+		t.Error(err)
+		return Result{}
+	}
+	if _, err := rdb.BLPop(ctx, 30*time.Second, doneKey(store.Prefix(), j.ID)).Result(); err != nil {
+		t.Errorf("job %s: no result in 30s: %v", j.ID, err)
+		return Result{}
+	}
+	e, err := store.Get(resultEntry(j.ID))
+	var res Result
+	if err != nil || json.Unmarshal(e.Record, &res) != nil {
+		t.Errorf("job %s: result unreadable: %v", j.ID, err)
+	}
+	return res
+}
+
+// TestWorkerAdmitsByMemory: a worker with two slots runs two jobs at once
+// only where their expected peaks fit its memory together; jobs that say
+// none share it by slots.
+func TestWorkerAdmitsByMemory(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		memory      int64
+		peak        int64
+		wantOverlap bool
+	}{
+		{"memory for one 300M job", 400 << 20, 300 << 20, false},
+		{"memory for two 300M jobs", 1000 << 20, 300 << 20, true},
+		{"no peak said", 400 << 20, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, store, clang := farmSetup(t)
+			sb := timedSandbox{t.TempDir()}
+			startWorkerWith(t, srv, WorkerOptions{Name: "w1", Clang: clang, Slots: 2, Memory: tc.memory, MemorySource: "test", Sandbox: sb})
+			c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+			waitSlots(t, c, 2)
+			var wg sync.WaitGroup
+			for i := 0; i < 2; i++ {
+				dir := t.TempDir()
+				a := deviceCompile(t, clang, dir, filepath.Join(dir, "k.o"))
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if res := sendJob(t, c, store, a, tc.peak); res.Code != 0 || res.Refused != "" {
+						t.Errorf("job: code %d, refused %q\n%s", res.Code, res.Refused, res.Stderr)
+					} else if res.PeakRSS <= 0 {
+						t.Errorf("the result gives no peak memory")
+					}
+				}()
+			}
+			wg.Wait()
+			runs := sb.intervals(t)
+			if len(runs) != 2 {
+				t.Fatalf("%d runs logged, want 2", len(runs))
+			}
+			overlap := runs[0][0] < runs[1][1] && runs[1][0] < runs[0][1]
+			if overlap != tc.wantOverlap {
+				t.Errorf("%d MiB of memory, jobs expecting %d MiB: ran at once = %v, want %v (runs %v)",
+					tc.memory>>20, tc.peak>>20, overlap, tc.wantOverlap, runs)
+			}
+		})
+	}
+}
