@@ -1,11 +1,9 @@
 package farm
 
 import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/offcc/offcc/internal/membudget"
 )
 
 // memoryGate admits a worker's jobs by the memory they are expected to
@@ -57,28 +55,13 @@ func (g *memoryGate) load() int64 {
 }
 
 // discoverMemory returns the memory a worker's jobs may use together and
-// where that comes from: MemAvailable of /proc/meminfo, or 0 where it
-// cannot be read (then jobs are taken by slots alone).
-//
-// TODO(issue 26): take internal/membudget's Discover (the cgroup's limit
-// as well) once it exists.
+// where that comes from (internal/membudget: the worker's cgroup limit
+// less others' use, or MemAvailable), or 0 where neither can be read (then
+// jobs are taken by slots alone).
 func discoverMemory() (int64, string) {
-	f, err := os.Open("/proc/meminfo")
+	b, err := membudget.Discover(0, membudget.System())
 	if err != nil {
 		return 0, ""
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil || kb <= 0 {
-			return 0, ""
-		}
-		return kb << 10, "MemAvailable"
-	}
-	return 0, ""
+	return b.Bytes, b.Source
 }
