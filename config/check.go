@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ func Check(s Setting, v string, inFile bool) string {
 			return "not a boolean; use 0 or 1 (also off/on, no/yes, false/true), such as 1"
 		}
 	case Size:
-		if _, err := ParseSize(t); err != nil {
+		if _, err := ParseSize(t); err != nil && !slices.Contains(s.Aliases, strings.ToLower(t)) {
 			return "not a size; use a number of bytes with an optional K, M, G or T suffix, such as 10G"
 		}
 	case Duration:

@@ -37,7 +37,8 @@ type Setting struct {
 	// Values are the accepted values of an Enum, the first the default.
 	Values []string
 	// Aliases are other spellings an Enum accepts (not listed in help):
-	// "off" for "0" and the like.
+	// "off" for "0" and the like; for a Size, words it accepts besides
+	// sizes ("off").
 	Aliases []string
 	// Default is the value in force when neither the environment nor the
 	// file sets it, as "offcc config" shows it ("" for unset).
@@ -65,6 +66,8 @@ func All() []Setting {
 			Doc: "add each compile to the JSON compilation database FILE (see --print-compile-commands)"},
 		{Key: "progress", Env: "OFFCC_PROGRESS", Kind: Enum, Values: []string{"auto", "0", "1"}, Default: "auto", Placeholder: "0|1", Group: "build",
 			Doc: "on a terminal, a build running over 2 s shows its running jobs on one status line; 0 turns it off, 1 shows it even without a terminal"},
+		{Key: "offload_mem", Env: "OFFCC_OFFLOAD_MEM", Kind: Size, Aliases: []string{"off"}, Placeholder: "SIZE|off", Group: "build",
+			Doc: "the memory jobs may use at once, such as 600M (see --offload-mem): jobs start while their expected peaks fit in the smallest of it, the cgroup's limit and MemAvailable; 0: no explicit limit; off: by cores alone"},
 		{Key: "base_dir", Env: "OFFCC_BASE_DIR", Kind: Path, Placeholder: "DIR", Group: "build",
 			Doc: "absolute paths under DIR count as relative to it (ccache's base_dir): OpenMP kernel names and cache keys then do not depend on where DIR lies"},
 		{Key: "cache", Env: "OFFCC_CACHE", Kind: Enum, Values: []string{"1", "0", "readonly"},

@@ -395,6 +395,12 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		}
 	}
 	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace}
+	if gov, closeGov, err := inv.memory(opts, c, tempDir); err != nil {
+		return inv.errorf("%v", err)
+	} else if gov != nil {
+		execOpts.Memory = gov
+		defer closeGov()
+	}
 	if c != nil {
 		session := inv.newSession(c, tempDir, opts)
 		execOpts.Cache = session

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/editdist"
+	"github.com/offcc/offcc/internal/memsched"
 	"github.com/offcc/offcc/options"
 )
 
@@ -52,6 +53,10 @@ type Options struct {
 	PrintJobGraph string
 	// JobTrace is --job-trace=FILE: write a Chrome trace of the jobs run.
 	JobTrace string
+	// OffloadMem is --offload-mem=SIZE|off as given ("" without it): the
+	// memory device jobs may use at once, or off for no memory
+	// scheduling (see memsched.ParseLimit).
+	OffloadMem string
 	// NoCache is --no-cache: neither read nor write the build cache.
 	NoCache bool
 	// ClangKernelNames is --no-offload-stable-names: OpenMP kernels are
@@ -146,6 +151,13 @@ var offccOptions = []offccOption{
 			return fmt.Errorf("invalid value '%s' in '--print-job-graph=%s': expected 'json' or 'dot'", v, v)
 		}
 		o.PrintJobGraph = v
+		return nil
+	}},
+	{"--offload-mem=", options.Joined, func(o *Options, v string) error {
+		if _, _, err := memsched.ParseLimit(v); err != nil || v == "" {
+			return fmt.Errorf("invalid value '%s' in '--offload-mem=%s': expected a size such as 600M, or 'off'", v, v)
+		}
+		o.OffloadMem = v
 		return nil
 	}},
 	{"--no-cache", options.Flag, set(func(o *Options) { o.NoCache = true })},

@@ -193,3 +193,32 @@ func TestOffccOptionDiagnostics(t *testing.T) {
 		}
 	}
 }
+
+// TestOffloadMemOption checks --offload-mem=: a size or off, kept from
+// clang, the last one winning, and a bad value named in one line.
+func TestOffloadMemOption(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--offload-mem=600M", "-c", "x.c"}, "600M"},
+		{[]string{"--offload-mem=off", "-c", "x.c"}, "off"},
+		{[]string{"--offload-mem=1G", "--offload-mem=0", "-c", "x.c"}, "0"},
+		{[]string{"-c", "x.c"}, ""},
+	} {
+		o, err := Parse(tc.args)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.args, err)
+		}
+		if o.OffloadMem != tc.want || !slices.Equal(o.ClangArgs, []string{"-c", "x.c"}) {
+			t.Errorf("Parse(%q): OffloadMem %q, ClangArgs %q; want %q and clang's args alone", tc.args, o.OffloadMem, o.ClangArgs, tc.want)
+		}
+	}
+	for _, v := range []string{"lots", ""} {
+		_, err := Parse([]string{"--offload-mem=" + v, "-c", "x.c"})
+		want := "invalid value '" + v + "' in '--offload-mem=" + v + "': expected a size such as 600M, or 'off'"
+		if err == nil || err.Error() != want {
+			t.Errorf("Parse(--offload-mem=%s): %v\nwant %s", v, err, want)
+		}
+	}
+}
