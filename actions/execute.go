@@ -241,9 +241,12 @@ type executor struct {
 	// memory, whether the last try admitted none of them (they wait for a
 	// reservation's end or Memory.Wake), how many local actions hold a
 	// reservation, the actions waiting to run again alone and whether one
-	// runs.
+	// runs. memBlocked: with none of this build's actions holding a
+	// reservation, Memory refused the best one (other offcc processes
+	// hold the budget); nothing starts until Memory.Wake.
 	memWait      readyHeap
 	memHeld      bool
+	memBlocked   bool
 	reserved     int
 	alone        readyHeap
 	aloneRunning bool
@@ -395,12 +398,12 @@ func (e *executor) run(ctx context.Context) error {
 			e.startReady()
 		}
 		e.slots.stopAcquiring(e.wantSlot())
-		if e.slots.idle() {
+		if e.slots.idle() && (!e.memBlocked || e.cancelled) {
 			break
 		}
 		e.release(false)
 		var wake <-chan struct{}
-		if e.memHeld && e.memWait.Len() > 0 && !e.cancelled {
+		if (e.memBlocked || e.memHeld && e.memWait.Len() > 0) && !e.cancelled {
 			wake = e.opt.Memory.Wake()
 		}
 		select {
@@ -415,7 +418,7 @@ func (e *executor) run(ctx context.Context) error {
 				e.slots.releaseLocal(sl)
 			}
 		case <-wake:
-			e.memHeld = false
+			e.memHeld, e.memBlocked = false, false
 		case <-ctxDone:
 			ctxDone = nil
 			e.stop()
@@ -453,7 +456,7 @@ func (e *executor) wantSlot() bool {
 		return false
 	case e.opt.Memory == nil:
 		return e.ready.Len() > 0
-	case e.aloneRunning:
+	case e.aloneRunning, e.memBlocked:
 		return false
 	case e.alone.Len() > 0:
 		return e.slots.running == 0
@@ -526,6 +529,12 @@ func (e *executor) startMemory(sl slot) bool {
 		}
 		n := heap.Pop(&e.alone).(*node)
 		res, ok := mem.Reserve(n.a, 0)
+		if !ok && mem.Wake() != nil {
+			// Other processes hold the memory it needs: wait for them.
+			heap.Push(&e.alone, n)
+			e.memBlocked = true
+			return false
+		}
 		if !ok {
 			res = nil
 		}
@@ -550,8 +559,18 @@ func (e *executor) startMemory(sl slot) bool {
 		}()
 		for e.memWait.Len() > 0 && (best == nil || yield || nodeLess(e.memWait[0], best)) {
 			n := heap.Pop(&e.memWait).(*node)
-			if res, ok := mem.Reserve(n.a, e.reserved); ok {
+			res, ok := mem.Reserve(n.a, e.reserved)
+			switch {
+			case ok:
 				e.startReserved(sl, n, res, false)
+				return true
+			case e.reserved == 0 && mem.Wake() != nil:
+				// Other processes hold the budget: wait for Wake.
+				refused = append(refused, n)
+				e.memBlocked = true
+				return false
+			case e.reserved == 0:
+				e.startReserved(sl, n, nil, false)
 				return true
 			}
 			refused = append(refused, n)
@@ -565,9 +584,16 @@ func (e *executor) startMemory(sl slot) bool {
 		return true
 	}
 	if e.reserved == 0 && e.memWait.Len() > 0 {
-		// Reserve with none running must admit; start it whatever it said.
+		// With none of this build's running, Reserve refuses only while
+		// other processes hold the budget, and then Wake tells when to
+		// try again; without a Wake, start it whatever it said.
 		n := heap.Pop(&e.memWait).(*node)
 		res, ok := mem.Reserve(n.a, 0)
+		if !ok && mem.Wake() != nil {
+			heap.Push(&e.memWait, n)
+			e.memBlocked = true
+			return false
+		}
 		if !ok {
 			res = nil
 		}

@@ -6,16 +6,20 @@ import "time"
 // top of the slots that bound them by cores (Options.Memory). The executor
 // asks it before it starts each local action that runs a process, in
 // critical-path order among the ready actions, and starts the first one
-// it admits; with no local action running it starts the best one whatever
-// Memory says, so that a build always makes progress.
+// it admits. With none of the build's actions holding a reservation,
+// Memory may still refuse (other offcc processes hold the budget) if its
+// Wake channel tells when to try again; otherwise, or without a Wake, the
+// best one starts whatever Memory says, so that a build always makes
+// progress.
 //
 // Its methods are called from the executor's scheduling goroutine, except
 // the Reservation's Started, which the action's goroutine calls.
 type Memory interface {
 	// Reserve reports whether a may start now, given that running
-	// local actions run (0: a starts whatever the answer, and Reserve
-	// must reserve it). When it may, it reserves a's expected peak until
-	// the Reservation is done.
+	// local actions of this build hold reservations. With running 0 it
+	// refuses only when memory held outside this build will be freed and
+	// Wake will say so; otherwise it reserves. When it admits, it
+	// reserves a's expected peak until the Reservation is done.
 	Reserve(a *Action, running int) (Reservation, bool)
 	// Wake returns a channel that receives when memory may have been
 	// freed outside this build (another offcc process's job ended, a

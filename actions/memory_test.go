@@ -35,6 +35,7 @@ type fakeMemory struct {
 	usages  map[string][]Usage
 	errs    []string
 	wake    chan struct{}
+	others  int64 // held by other processes: with none running, Reserve waits for them
 }
 
 func newFakeMemory(budget int64, peaks map[string]int64) *fakeMemory {
@@ -54,7 +55,7 @@ func (m *fakeMemory) Reserve(a *Action, running int) (Reservation, bool) {
 		m.errs = append(m.errs, fmt.Sprintf("Reserve(%s) while %s runs alone", name, m.alone))
 	}
 	exp := m.peaks[name]
-	if running > 0 && m.used+exp > m.budget {
+	if running > 0 && m.used+exp > m.budget || running == 0 && m.others > 0 && m.others+exp > m.budget {
 		return nil, false
 	}
 	m.used += exp
@@ -78,6 +79,12 @@ func (m *fakeMemory) Wake() <-chan struct{} { return m.wake }
 func (m *fakeMemory) setBudget(b int64) {
 	m.mu.Lock()
 	m.budget = b
+	m.mu.Unlock()
+}
+
+func (m *fakeMemory) setOthers(n int64) {
+	m.mu.Lock()
+	m.others = n
 	m.mu.Unlock()
 }
 
@@ -298,6 +305,31 @@ func TestMemoryWake(t *testing.T) {
 	m.wake <- struct{}{}
 	expectStart(t, m, "b")
 	release(t, dir, "a")
+	release(t, dir, "b")
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	m.check(t)
+}
+
+// TestMemoryOtherProcesses: with none of its own actions running, a build
+// whose memory other processes hold (make -jN) starts nothing until Wake
+// says they let go, and then finishes.
+func TestMemoryOtherProcesses(t *testing.T) {
+	dir := t.TempDir()
+	var g Graph
+	blocking(&g, dir, "a", 2)
+	blocking(&g, dir, "b", 1)
+	m := newFakeMemory(100, map[string]int64{"a": 60, "b": 60})
+	m.setOthers(100)
+	done := executeAsync(&g, quietShell(), Options{Jobs: 2, Memory: m})
+	expectNoStart(t, m)
+	m.setOthers(30)
+	m.wake <- struct{}{}
+	expectStart(t, m, "a")
+	expectNoStart(t, m)
+	release(t, dir, "a")
+	expectStart(t, m, "b")
 	release(t, dir, "b")
 	if err := wait(t, done); err != nil {
 		t.Fatal(err)

@@ -49,11 +49,11 @@ func openLedgerFile(path string) (*Ledger, error) {
 	var id [6]byte
 	rand.Read(id[:])
 	l := &Ledger{path: path, me: entry{pid: pid, start: start, id: hex.EncodeToString(id[:])}}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("memory ledger: %v", err)
+	// One pass checks that the file can be used, and drops the entries
+	// of processes that are gone (the file too, when none is left).
+	if err := l.update(func(int64) {}); err != nil {
+		return nil, err
 	}
-	f.Close()
 	return l, nil
 }
 
@@ -123,16 +123,25 @@ func (l *Ledger) Close() error {
 // update runs fn, under the file's lock, with what the live entries other
 // than this Ledger's reserve, then writes the live entries and this
 // Ledger's (l.mine, as fn left it) back. l.mu is held.
+//
+// The file is removed when no entry is left, so that no ledger outlives
+// the builds that used it; a process that opened it before the removal
+// sees, once it holds the lock, that the path names another file or none,
+// and opens it again.
 func (l *Ledger) update(fn func(others int64)) error {
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("memory ledger: %v", err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("memory ledger %s: lock: %v", l.path, err)
+	var f *os.File
+	for try := 0; ; try++ {
+		var err error
+		f, err = lockedLedger(l.path)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errLedgerMoved) || try == 10 {
+			return err
+		}
 	}
 	// Closing the file releases the lock.
+	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
 		return fmt.Errorf("memory ledger %s: %v", l.path, err)
@@ -158,6 +167,12 @@ func (l *Ledger) update(fn func(others int64)) error {
 		me.bytes = l.mine
 		live = append(live, me)
 	}
+	if len(live) == 0 {
+		if err := os.Remove(l.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("memory ledger %s: %v", l.path, err)
+		}
+		return nil
+	}
 	var b bytes.Buffer
 	b.WriteString(ledgerHeader)
 	for _, e := range live {
@@ -173,6 +188,31 @@ func (l *Ledger) update(fn func(others int64)) error {
 		return fmt.Errorf("memory ledger %s: %v", l.path, err)
 	}
 	return nil
+}
+
+// errLedgerMoved says that the ledger file was removed or replaced between
+// its opening and its locking.
+var errLedgerMoved = errors.New("memory ledger moved")
+
+// lockedLedger opens the ledger file at path (creating it; never through
+// a symbolic link) and locks it, or says errLedgerMoved when path no
+// longer names the file locked.
+func lockedLedger(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("memory ledger: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("memory ledger %s: lock: %v", path, err)
+	}
+	held, err1 := f.Stat()
+	named, err2 := os.Lstat(path)
+	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+		f.Close()
+		return nil, errLedgerMoved
+	}
+	return f, nil
 }
 
 // parseLedger reads a ledger file's entries; nil when it is empty or

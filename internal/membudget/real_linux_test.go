@@ -328,3 +328,45 @@ func BenchmarkLedgerReserveRelease(b *testing.B) {
 		l.Release(1)
 	}
 }
+
+// TestLedgerFileGoesWithItsLastEntry: the ledger file exists only while
+// some process holds a reservation in it, so no build leaves one behind in
+// /dev/shm; one removed under a process that opened it is made again.
+func TestLedgerFileGoesWithItsLastEntry(t *testing.T) {
+	dir := t.TempDir()
+	a, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.Path()); !os.IsNotExist(err) {
+		t.Errorf("an empty ledger file after OpenLedger: %v", err)
+	}
+	b, err := OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := a.Reserve(60, 100, false); !ok {
+		t.Fatal("Reserve(60) refused")
+	}
+	if ok, _ := b.Reserve(30, 100, false); !ok {
+		t.Fatal("Reserve(30) refused")
+	}
+	a.Release(60)
+	if _, err := os.Stat(a.Path()); err != nil {
+		t.Errorf("the ledger went while b holds 30 bytes: %v", err)
+	}
+	if o := a.Others(); o != 30 {
+		t.Errorf("a sees %d bytes of others, want 30", o)
+	}
+	b.Close()
+	if _, err := os.Stat(a.Path()); !os.IsNotExist(err) {
+		t.Errorf("the ledger outlived its last entry: %v", err)
+	}
+	if ok, _ := a.Reserve(100, 100, false); !ok || b.Others() != 100 {
+		t.Errorf("after the file went: Reserve(100) %v, b sees %d", ok, b.Others())
+	}
+	a.Close()
+	if _, err := os.Stat(a.Path()); !os.IsNotExist(err) {
+		t.Errorf("the ledger outlived its last entry: %v", err)
+	}
+}
