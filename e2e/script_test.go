@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -12,7 +13,9 @@ import (
 // offcc++ on PATH and LLVM_BIN set to the LLVM 22 tools directory.
 //
 // Conditions: [offcc] holds when the real offcc is tested, [reference] when
-// OFFCC_TEST_CC stands in for it (scripts for offcc-only features skip then).
+// OFFCC_TEST_CC stands in for it (scripts for offcc-only features skip then),
+// [bwrap] when bubblewrap runs here (it needs user namespaces, and a root
+// that is a mount point: not in a plain chroot).
 func TestScripts(t *testing.T) {
 	c := getCompiler(t)
 	testscript.Run(t, testscript.Params{
@@ -28,6 +31,8 @@ func TestScripts(t *testing.T) {
 				return !c.reference, nil
 			case "reference":
 				return c.reference, nil
+			case "bwrap":
+				return exec.Command("bwrap", "--dev-bind", "/", "/", "true").Run() == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
