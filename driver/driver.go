@@ -395,9 +395,11 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		}
 	}
 	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace}
-	if gov, closeGov, err := inv.memory(opts, c, tempDir); err != nil {
+	gov, closeGov, err := inv.memory(opts, c, tempDir)
+	if err != nil {
 		return inv.errorf("%v", err)
-	} else if gov != nil {
+	}
+	if gov != nil {
 		execOpts.Memory = gov
 		defer closeGov()
 	}
@@ -420,6 +422,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	sh := actions.NewShell(shopt)
 	if url := inv.remoteExecURL(opts); url != "" && inv.Services != nil && inv.Services.Remote != nil {
 		req := RemoteRequest{URL: url, Clang: llvm.Clang(), TempDir: tempDir, Shell: sh}
+		if gov != nil {
+			req.Peaks = gov
+		}
 		if client, closeClient := inv.Services.Remote(inv.serviceEnv(), req); client != nil {
 			execOpts.Remote = client
 			defer closeClient()

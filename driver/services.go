@@ -47,6 +47,13 @@ type RemoteRequest struct {
 	// Shell is the build's Shell, through which the client runs what it
 	// runs here (its dependency scans).
 	Shell *actions.Shell
+	// Peaks, when not nil, gives each job its expected peak memory (which
+	// workers admit it by) and learns the peaks workers measure: the
+	// build's memory governor.
+	Peaks interface {
+		Expect(a *actions.Action) int64
+		Learn(a *actions.Action, peak int64)
+	}
 }
 
 // Progress is a build's status line: it observes the actions that run.

@@ -52,6 +52,19 @@ type ClientOptions struct {
 	// given) and believes unsigned results: for a farm whose Redis only
 	// trusted machines can write (OFFCC_REMOTE_EXEC_INSECURE=1).
 	Insecure bool
+	// Peaks, when not nil, gives each job its expected peak memory, by
+	// which workers admit it, and learns the peak a worker measured.
+	Peaks Peaks
+}
+
+// Peaks is the build's knowledge of its jobs' peak memory (the memory
+// governor's).
+type Peaks interface {
+	// Expect returns the peak a is expected to reach, in bytes (0: not
+	// known).
+	Expect(a *actions.Action) int64
+	// Learn records the peak a reached on a worker.
+	Learn(a *actions.Action, peak int64)
 }
 
 // Client sends actions to workers; it implements actions.Remote. A client
@@ -466,6 +479,9 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		// the ones the user sees.
 		return local("it failed on worker %s with exit code %d", res.Worker, res.Code)
 	}
+	if c.opt.Peaks != nil && res.PeakRSS > 0 {
+		c.opt.Peaks.Learn(a, res.PeakRSS)
+	}
 	written, err := c.restore(j, e)
 	if err != nil {
 		return local("worker %s: %v", res.Worker, err)
@@ -579,6 +595,9 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	tool := toolchain.ToolName(a.Command[0])
 	j := &Job{Version: 1, ID: hex.EncodeToString(rnd[:]), Toolchain: c.toolchain, Tool: tool,
 		ToolID: c.toolIDs[tool], Args: a.Command[1:], Dir: c.cwd, Kind: a.Kind.String(), Client: c.host}
+	if c.opt.Peaks != nil {
+		j.Peak = c.opt.Peaks.Expect(a)
+	}
 	if w := stableWorkDir(a); w != "" {
 		// The worker gives clang its own -working-directory, the job's
 		// directory: W (the client's, or OFFCC_BASE_DIR), which the

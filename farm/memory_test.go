@@ -1,9 +1,11 @@
 package farm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,5 +196,51 @@ func TestWorkerAdmitsByMemory(t *testing.T) {
 					tc.memory>>20, tc.peak>>20, overlap, tc.wantOverlap, runs)
 			}
 		})
+	}
+}
+
+// fakePeaks is a build's memory governor as the client sees it.
+type fakePeaks struct {
+	mu      sync.Mutex
+	expect  int64
+	learned map[*actions.Action]int64
+}
+
+func (p *fakePeaks) Expect(*actions.Action) int64 { return p.expect }
+
+func (p *fakePeaks) Learn(a *actions.Action, peak int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.learned[a] = peak
+}
+
+// TestClientSendsAndLearnsPeaks: a job the client sends carries the peak
+// the build's governor expects (so a worker admits it by memory), and the
+// peak the worker measured comes back to the governor.
+func TestClientSendsAndLearnsPeaks(t *testing.T) {
+	srv, store, clang := farmSetup(t)
+	sb := timedSandbox{t.TempDir()}
+	startWorkerWith(t, srv, WorkerOptions{Name: "w1", Clang: clang, Slots: 1, Memory: 1 << 30, MemorySource: "test", Sandbox: sb})
+	peaks := &fakePeaks{expect: 300 << 20, learned: map[*actions.Action]int64{}}
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir(), Peaks: peaks})
+	waitSlots(t, c, 1)
+	dir := t.TempDir()
+	a := deviceCompile(t, clang, dir, filepath.Join(dir, "k.o"))
+	j, _, err := c.job(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Peak != 300<<20 {
+		t.Errorf("the job expects %d bytes, want the governor's %d", j.Peak, 300<<20)
+	}
+	var stderr bytes.Buffer
+	info, err := c.Run(context.Background(), a, io.Discard, &stderr)
+	if err != nil || info.Worker == "" {
+		t.Fatalf("Run: worker %q, %v\n%s", info.Worker, err, stderr.String())
+	}
+	peaks.mu.Lock()
+	defer peaks.mu.Unlock()
+	if p := peaks.learned[a]; p <= 1<<20 {
+		t.Errorf("learned %d bytes from the worker's run, want its measured peak", p)
 	}
 }

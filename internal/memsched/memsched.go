@@ -212,6 +212,34 @@ func (g *Governor) Reserve(a *actions.Action, running int) (actions.Reservation,
 	return r, true
 }
 
+// Expect returns the peak a is expected to reach, in bytes, without
+// reserving it: for a job sent to the build farm, whose worker admits it
+// by that peak. 0 for an action that runs no process.
+func (g *Governor) Expect(a *actions.Action) int64 {
+	if !runsProcess(a) {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key, sib := g.keys(a)
+	return g.expect(a, key, sib)
+}
+
+// Learn records the peak a reached where it ran elsewhere (a farm
+// worker's measurement), as a finished local run's is recorded.
+func (g *Governor) Learn(a *actions.Action, peak int64) {
+	if !runsProcess(a) || peak <= 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key, sib := g.keys(a)
+	g.seen[sib] = max(g.seen[sib], peak)
+	if key != "" && g.cfg.Peaks != nil {
+		g.cfg.Peaks.RecordPeak(key, peak)
+	}
+}
+
 // Close stops sampling and gives back what is still reserved.
 func (g *Governor) Close() {
 	g.mu.Lock()

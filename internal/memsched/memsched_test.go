@@ -406,3 +406,27 @@ func TestNote(t *testing.T) {
 }
 
 func withMargin(p int64) int64 { return int64(float64(p) * Margin) }
+
+// TestExpectAndLearnForTheFarm: a job sent to the farm is told the peak a
+// local run would be admitted by, and the peak its worker measured is
+// learned as a local run's is, for it and its siblings.
+func TestExpectAndLearnForTheFarm(t *testing.T) {
+	peaks := &fakePeaks{m: map[string]int64{}}
+	g := newGov(t, 600*mib, nil, nil, peaks)
+	a := deviceCompile("k.c", "gfx906")
+	if got := g.Expect(a); got != DefaultLarge {
+		t.Errorf("Expect before anything is known: %d MiB, want the default", got/mib)
+	}
+	g.Learn(a, 200*mib)
+	if got, _ := peaks.get(key("k.c", "gfx906")); got != 200*mib {
+		t.Errorf("learned %d MiB from the worker, want 200", got/mib)
+	}
+	learned := int64(200 * mib)
+	want := int64(float64(learned) * Margin)
+	if got := g.Expect(deviceCompile("k.c", "gfx90a")); got != want {
+		t.Errorf("a sibling expects %d MiB, want %d", got/mib, want/mib)
+	}
+	if r := mustReserve(t, g, a, 0); r.Expected() != want {
+		t.Errorf("reserved %d MiB after learning 200", r.Expected()/mib)
+	}
+}

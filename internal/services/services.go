@@ -108,7 +108,7 @@ func (k *keys) remote(env driver.ServiceEnv, req driver.RemoteRequest) (actions.
 	}
 	client, err := farm.NewClient(store, farm.ClientOptions{
 		Clang: req.Clang, TempDir: req.TempDir, Pickup: pickup, Keys: keys, Insecure: insecure,
-		Shell: req.Shell, Warn: env.Warn,
+		Shell: req.Shell, Warn: env.Warn, Peaks: req.Peaks,
 	})
 	if err != nil {
 		store.Close()
