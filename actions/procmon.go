@@ -3,6 +3,8 @@ package actions
 import (
 	"os"
 	"syscall"
+
+	"github.com/offcc/offcc/internal/membudget"
 )
 
 // procMonitor follows the process that runs an action's command, for
@@ -27,7 +29,7 @@ func (m *procMonitor) exited(ps *os.ProcessState) {
 	if m == nil || ps == nil {
 		return
 	}
-	m.usage.PeakRSS = peakRSS(ps)
+	m.usage.PeakRSS = membudget.PeakRSS(ps)
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		m.usage.Signaled = int(ws.Signal())
 	}

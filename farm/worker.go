@@ -20,6 +20,7 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
+	"github.com/offcc/offcc/internal/membudget"
 	"github.com/offcc/offcc/trust"
 	"github.com/redis/go-redis/v9"
 )
@@ -602,7 +603,7 @@ func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, 
 	start := time.Now()
 	err = cmd.Run()
 	res.RunMS = time.Since(start).Milliseconds()
-	res.PeakRSS = peakRSS(cmd.ProcessState)
+	res.PeakRSS = membudget.PeakRSS(cmd.ProcessState)
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 	// Diagnostics name the worker's copies where clang did not see the
 	// client's paths (lld): give them the client's names back.
