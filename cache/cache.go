@@ -96,7 +96,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("OFFCC_CACHE=%s (from the environment): not one of 0, 1, readonly; use one of them, such as readonly", v)
 	}
 	if v := getenv("OFFCC_CACHE_SIZE"); v != "" {
-		n, err := ParseSize(v)
+		n, err := config.ParseSize(v)
 		if err != nil {
 			return c, fmt.Errorf("OFFCC_CACHE_SIZE=%s (from the environment): not a size; use a number of bytes with an optional K, M, G or T suffix, such as 10G", v)
 		}
@@ -152,11 +152,6 @@ func DefaultDir(getenv func(string) string) string {
 	}
 	return ""
 }
-
-// ParseSize reads a size: a number of bytes with an optional K, M, G or T
-// suffix (powers of 1024; "KiB", "MB" and the like are accepted too), as
-// config.ParseSize does. For the cache's limit, 0 means no limit.
-func ParseSize(s string) (int64, error) { return config.ParseSize(s) }
 
 // Cache is an open cache: its configuration and store.
 type Cache struct {

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"github.com/offcc/offcc/config"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -50,7 +52,7 @@ func TestParseSize(t *testing.T) {
 		{"1e30", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
+		got, err := config.ParseSize(tt.in)
 		if (err == nil) != tt.ok || tt.ok && got != tt.want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}

@@ -785,7 +785,7 @@ func cacheTrim(args []string, env *cacheEnv) error {
 	}
 	var res cache.TrimResult
 	if v, ok := ca.values["--size"]; ok {
-		size, perr := cache.ParseSize(v)
+		size, perr := config.ParseSize(v)
 		if perr != nil {
 			return &usageError{"trim", fmt.Sprintf("--size %s: %v", v, perr)}
 		}

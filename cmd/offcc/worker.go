@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/farm"
@@ -136,10 +135,10 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	limits := farm.Limits{CPU: *jobCPU, Procs: *jobProcs}
 	var err error
-	if limits.Memory, err = cache.ParseSize(*jobMemory); err != nil || limits.Memory < 64<<20 {
+	if limits.Memory, err = config.ParseSize(*jobMemory); err != nil || limits.Memory < 64<<20 {
 		return fail("--job-memory %s: want a size of at least 64M, such as 8G", *jobMemory)
 	}
-	if limits.FileSize, err = cache.ParseSize(*jobOutput); err != nil || limits.FileSize < 1<<20 {
+	if limits.FileSize, err = config.ParseSize(*jobOutput); err != nil || limits.FileSize < 1<<20 {
 		return fail("--job-output %s: want a size of at least 1M, such as 4G", *jobOutput)
 	}
 	if *jobCPU < time.Second || *jobWall < time.Second || *jobProcs < 0 {
@@ -147,7 +146,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	var memBytes int64
 	if *memory != "" {
-		if memBytes, err = cache.ParseSize(*memory); err != nil || memBytes < 64<<20 {
+		if memBytes, err = config.ParseSize(*memory); err != nil || memBytes < 64<<20 {
 			return fail("--memory %s: want a size of at least 64M, such as 16G", *memory)
 		}
 	}

@@ -42,7 +42,7 @@ func Discover(explicit int64, env Env) (Budget, error) {
 		if lv, ok := tightest(cg); ok {
 			// What the cgroup uses that is not this process's.
 			others := max(lv.used-selfRSS(env), 0)
-			take(max(lv.limit-others, 0), fmt.Sprintf("cgroup %s %s %s", lv.path, lv.file, size(lv.limit)))
+			take(max(lv.limit-others, 0), fmt.Sprintf("cgroup %s %s %s", lv.path, lv.file, FormatSize(lv.limit)))
 		}
 	}
 	if n, ok := memAvailable(env); ok {
@@ -243,8 +243,9 @@ func (e Env) sumTree(pid int, key string, depth int) (int64, bool) {
 	return n, true
 }
 
-// size formats n bytes for a person: "600 MiB", "1.5 GiB".
-func size(n int64) string {
+// FormatSize formats n bytes for a person, as -v shows budgets: "600 MiB",
+// "1.5 GiB".
+func FormatSize(n int64) string {
 	const mi, gi = 1 << 20, 1 << 30
 	switch {
 	case n >= gi && n%gi == 0:

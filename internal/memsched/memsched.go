@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/config"
+	"github.com/offcc/offcc/internal/membudget"
 )
 
 // Budget is what the governor reads of the machine's memory while a build
@@ -155,15 +157,7 @@ func New(cfg Config) *Governor {
 
 // Note is the line -v prints when the build starts (without "offcc: note: ").
 func (g *Governor) Note() string {
-	return fmt.Sprintf("memory budget %s (%s); device jobs admitted by expected peak", FormatSize(g.cfg.Limit), g.cfg.Source)
-}
-
-// FormatSize writes bytes as MiB (GiB from 10 GiB up), as -v shows them.
-func FormatSize(b int64) string {
-	if b >= 10<<30 {
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	}
-	return fmt.Sprintf("%d MiB", (b+(1<<19))>>20)
+	return fmt.Sprintf("memory budget %s (%s); device jobs admitted by expected peak", membudget.FormatSize(g.cfg.Limit), g.cfg.Source)
 }
 
 // Wake implements actions.Memory: while actions are held, it receives
@@ -397,8 +391,8 @@ func runsProcess(a *actions.Action) bool {
 // keys returns a's key in the store of learned peaks ("" when its source
 // is a temporary whose name changes between builds) and its key among its
 // siblings in this build: the tool, the kind, the target and the source
-// the job compiles, tab-separated as cache.PeakKey joins them (so that
-// offcc cache stats shows them apart). g.mu is held.
+// the job compiles (cache.PeakKey, so that offcc cache stats shows them
+// apart). g.mu is held.
 func (g *Governor) keys(a *actions.Action) (key, sib string) {
 	tool := filepath.Base(a.Command[0])
 	src, stable := g.source(a)
@@ -406,7 +400,7 @@ func (g *Governor) keys(a *actions.Action) (key, sib string) {
 	if !stable {
 		return "", sib
 	}
-	return strings.Join([]string{tool, a.Kind.String(), a.Target.String(), src}, "\t"), sib
+	return cache.PeakKey(tool, a.Kind.String(), a.Target.String(), src), sib
 }
 
 // source returns the file a's work derives from: its first input, followed
