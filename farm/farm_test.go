@@ -90,26 +90,7 @@ func (unconfined) Command(ctx context.Context, slot int, dir string, ro []string
 // startWorker runs an in-process worker until the test ends.
 func startWorker(t *testing.T, srv *redistest.Server, clang, name string) *Worker {
 	t.Helper()
-	store, err := redisstore.Open(srv.URL, redisstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWorker(store, WorkerOptions{Name: name, Clang: clang, Slots: 1, Dir: t.TempDir(), Lease: time.Second,
-		Sandbox: unconfined{}, Keys: testKeys().worker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- w.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		store.Close()
-	})
-	return w
+	return startWorkerWith(t, srv, WorkerOptions{Name: name, Clang: clang, Slots: 1})
 }
 
 // deviceCompile returns an amdgcn compile of dir/k.c, which includes
