@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -99,6 +100,7 @@ func (s *sectionHeader) put(b []byte) {
 type elfFile struct {
 	b        []byte
 	typ      uint16
+	machine  uint16
 	shoff    uint64
 	shnum    uint64 // real section count (after SHN_XINDEX decoding)
 	shstrndx uint64 // real index of the section name string table (0: none)
@@ -143,7 +145,7 @@ func parseELF(b []byte) (*elfFile, error) {
 	if b[6] != elfVersionCurr {
 		return nil, fmt.Errorf("ELF header at offset 0x6: unknown ELF version %d", b[6])
 	}
-	f := &elfFile{b: b, typ: le.Uint16(b[16:])}
+	f := &elfFile{b: b, typ: le.Uint16(b[16:]), machine: le.Uint16(b[18:])}
 	f.shoff = le.Uint64(b[40:])
 	shentsize := le.Uint16(b[58:])
 	shnum := uint64(le.Uint16(b[60:]))
@@ -186,10 +188,30 @@ func (f *elfFile) shdr(i uint64) sectionHeader {
 	return readShdr(f.b[f.shdrOffset(i):])
 }
 
-// data returns the file contents of section i (empty for SHT_NOBITS).
+// emCUDA is the ELF machine of NVIDIA's cubins (EM_CUDA).
+const emCUDA = 190
+
+// cudaNoBits are the processor-specific section types of cubins that, like
+// SHT_NOBITS, occupy memory but no file space: .nv.global (uninitialised
+// device variables), .nv.local.* and .nv.shared.* (local and __shared__
+// memory). Their sizes are those of the memory, so their offsets and sizes
+// may run past the end of the file.
+var cudaNoBits = [...]uint32{0x70000007, 0x70000009, 0x7000000a}
+
+// hasFileData reports whether a section of type typ has contents in the
+// file: not SHT_NOBITS, nor, in a cubin, one of cudaNoBits.
+func (f *elfFile) hasFileData(typ uint32) bool {
+	if typ == shtNobits {
+		return false
+	}
+	return f.machine != emCUDA || !slices.Contains(cudaNoBits[:], typ)
+}
+
+// data returns the file contents of section i (empty for a section with
+// none: see hasFileData).
 func (f *elfFile) data(i uint64) ([]byte, error) {
 	s := f.shdr(i)
-	if s.typ == shtNobits {
+	if !f.hasFileData(s.typ) {
 		return f.b[:0:0], nil
 	}
 	if s.offset > uint64(len(f.b)) || s.size > uint64(len(f.b))-s.offset {
@@ -522,7 +544,7 @@ func (f *elfFile) keepBeforeShdrs() uint64 {
 	}
 	for i := uint64(1); i < f.shnum; i++ {
 		h := f.shdr(i)
-		if h.typ == shtNobits || h.size == 0 {
+		if !f.hasFileData(h.typ) || h.size == 0 {
 			continue
 		}
 		if h.offset+h.size > f.shoff || h.offset+h.size < h.offset {
@@ -583,7 +605,7 @@ type Section struct {
 	Type   uint32
 	Flags  uint64
 	Offset uint64 // file offset of the contents
-	Data   []byte // contents (aliases the input; nil for SHT_NOBITS)
+	Data   []byte // contents (aliases the input; nil for SHT_NOBITS and the like)
 }
 
 // Sections returns every section of an ELF64 little-endian file in header
@@ -619,7 +641,7 @@ func Sections(obj []byte) ([]Section, error) {
 			return nil, err
 		}
 		s := Section{Name: name, Type: h.typ, Flags: h.flags, Offset: h.offset}
-		if h.typ != shtNobits {
+		if f.hasFileData(h.typ) {
 			if s.Data, err = f.data(i); err != nil {
 				return nil, err
 			}

@@ -14,7 +14,7 @@ import (
 func seedFiles(f *testing.F) [][]byte {
 	f.Helper()
 	var out [][]byte
-	for _, n := range []string{"small.o", "offload.o", "lib.a"} {
+	for _, n := range []string{"small.o", "offload.o", "lib.a", "cuda-rdc.o"} {
 		b, err := os.ReadFile(filepath.Join("testdata", n))
 		if err != nil {
 			f.Fatal(err)
@@ -374,6 +374,74 @@ func FuzzImageSymbols(f *testing.F) {
 		for i, s := range syms {
 			if i < 64 && !bytes.Contains(b, []byte(s.Name)) {
 				t.Fatalf("symbol name %q not in the input", s.Name)
+			}
+		}
+	})
+}
+
+// FuzzPointerInSymbol: PointerInSymbol never panics, and a pointer it
+// finds lies in a section of the input.
+func FuzzPointerInSymbol(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, "__cuda_fatbin_wrapper", uint64(8))
+		f.Add(s, "main", uint64(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, sym string, off uint64) {
+		p, found, err := PointerInSymbol(b, sym, off)
+		if err != nil || !found {
+			if p != (Pointer{}) {
+				t.Fatalf("no pointer found, but %+v returned", p)
+			}
+			return
+		}
+		secs, err := Sections(b)
+		if err != nil {
+			t.Fatalf("a pointer found in an object Sections rejects: %v", err)
+		}
+		for _, s := range secs {
+			if s.Name == p.Section {
+				return
+			}
+		}
+		t.Fatalf("pointer into section %q, which the object lacks", p.Section)
+	})
+}
+
+// FuzzExtendSection: ExtendSection never panics or modifies its input,
+// and what it returns parses with the section's old contents followed by
+// the tail.
+func FuzzExtendSection(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, "__nv_relfatbin", []byte{1, 2, 3})
+		f.Add(s, ".data", bytes.Repeat([]byte{7}, 100))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, name string, tail []byte) {
+		orig := bytes.Clone(b)
+		out, err := ExtendSection(b, name, tail)
+		if !bytes.Equal(b, orig) {
+			t.Fatal("ExtendSection modified its input")
+		}
+		if err != nil {
+			return
+		}
+		before, err := Sections(b)
+		if err != nil {
+			t.Fatalf("input extended though it does not parse: %v", err)
+		}
+		after, err := Sections(out)
+		if err != nil {
+			t.Fatalf("output does not parse: %v", err)
+		}
+		if len(after) != len(before) {
+			t.Fatalf("%d sections, want %d", len(after), len(before))
+		}
+		for i, s := range after {
+			want := before[i].Data
+			if s.Name == name {
+				want = append(bytes.Clone(want), tail...)
+			}
+			if !bytes.Equal(s.Data, want) {
+				t.Fatalf("section %d (%s) holds %d bytes, want %d", i, s.Name, len(s.Data), len(want))
 			}
 		}
 	})

@@ -164,7 +164,7 @@ func removeSectionParts(obj []byte, remove func(name string) bool) ([][]byte, er
 	newOff := make([]uint64, n)
 	for _, i := range order {
 		h := f.shdr(i)
-		if h.typ == shtNobits {
+		if !f.hasFileData(h.typ) {
 			newOff[i] = alignUp(pos, max(h.addralign, 1))
 			continue
 		}

@@ -1,8 +1,10 @@
 package objfile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ReplaceSection returns a copy of the relocatable ELF64 object obj in which
@@ -19,6 +21,30 @@ import (
 // (compile it with the data). Relocations name symbols, not file offsets,
 // so none changes.
 func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
+	return resizeSection(obj, name, func(f *elfFile, idx uint64, _ []byte) ([]byte, error) {
+		if err := checkNoSizedSymbols(f, idx); err != nil {
+			return nil, replaceErr(name, fmt.Sprintf("%v", err))
+		}
+		return data, nil
+	})
+}
+
+// ExtendSection returns a copy of the relocatable ELF64 object obj in which
+// the contents of the section named name are followed by tail, laid out as
+// ReplaceSection lays out new contents: the object LLVM's writer would
+// have written had the section been given tail at its end. What the
+// section held stays where it was, and so does every symbol in it. The
+// same *ReplaceError cases apply, but for symbols with a size.
+func ExtendSection(obj []byte, name string, tail []byte) ([]byte, error) {
+	return resizeSection(obj, name, func(_ *elfFile, _ uint64, old []byte) ([]byte, error) {
+		return append(old[:len(old):len(old)], tail...), nil
+	})
+}
+
+// resizeSection gives the section named name of obj the contents that
+// contents returns for it (given the file, the section's index and its
+// contents now), moving what follows it.
+func resizeSection(obj []byte, name string, contents func(f *elfFile, idx uint64, old []byte) ([]byte, error)) ([]byte, error) {
 	f, err := parseELF(obj)
 	if err != nil {
 		return nil, err
@@ -47,63 +73,102 @@ func ReplaceSection(obj []byte, name string, data []byte) ([]byte, error) {
 	if h.typ != 1 && h.typ != SHTLLVMOffloading { // SHT_PROGBITS
 		return nil, replaceErr(name, fmt.Sprintf("type %#x, not SHT_PROGBITS or SHT_LLVM_OFFLOADING", h.typ))
 	}
-	if err := checkNoSizedSymbols(f, idx); err != nil {
-		return nil, replaceErr(name, fmt.Sprintf("%v", err))
+	old, err := f.data(idx)
+	if err != nil {
+		return nil, err
 	}
-	// The first section stored after the old contents fixes the distance:
-	// the writer placed it at the next multiple of its alignment.
+	data, err := contents(f, idx, old)
+	if err != nil {
+		return nil, err
+	}
+	return relayout(obj, f, idx, data, name)
+}
+
+// relayout returns obj with section idx holding data and everything
+// stored after its old contents laid out again as LLVM's ELF writer lays
+// out an object: each section at the next multiple of its alignment after
+// the one before it in the file, the gaps zero, and the section header
+// table last, 8-aligned. It checks first that obj is laid out so (a
+// *ReplaceError if not), so that the result is the object the writer
+// would have written with data in the section.
+func relayout(obj []byte, f *elfFile, idx uint64, data []byte, name string) ([]byte, error) {
+	h := f.shdr(idx)
 	oldEnd, newEnd := h.offset+h.size, h.offset+uint64(len(data))
 	// A section moves when it is stored after the old contents; an empty
 	// section at the very end of them moves only when its header comes
 	// later (an empty section before it stays).
 	after := func(i, off uint64) bool { return off > oldEnd || off == oldEnd && i > idx }
-	next, nextAlign := uint64(0), uint64(1)
+	type stored struct{ index, offset, size, align uint64 }
+	var moved []stored
 	for i := uint64(1); i < f.shnum; i++ {
 		s := f.shdr(i)
-		if i != idx && after(i, s.offset) && (next == 0 || s.offset < next) {
-			next, nextAlign = s.offset, max(s.addralign, 1)
+		size := s.size
+		if !f.hasFileData(s.typ) {
+			size = 0
 		}
-	}
-	if f.shoff >= oldEnd && (next == 0 || f.shoff < next) {
-		next, nextAlign = f.shoff, 8
-	}
-	if next == 0 || next != alignUp(oldEnd, nextAlign) {
-		return nil, replaceErr(name, "the data after it is not where the object writer puts it")
-	}
-	delta := int64(alignUp(newEnd, nextAlign)) - int64(next)
-	for i := uint64(1); i < f.shnum; i++ {
-		s := f.shdr(i)
-		if i != idx && after(i, s.offset) && delta%int64(max(s.addralign, 1)) != 0 {
-			return nil, replaceErr(name, fmt.Sprintf("moving section %d by %d bytes would break its %d-byte alignment", i, delta, s.addralign))
-		}
-	}
-	if f.shoff >= oldEnd && delta%8 != 0 {
-		return nil, replaceErr(name, fmt.Sprintf("moving the section headers by %d bytes would break their alignment", delta))
-	}
-	tailStart := next // everything from here moves by delta
-	if tailStart > uint64(len(obj)) {
-		return nil, replaceErr(name, "object truncated")
-	}
-	out := make([]byte, 0, max(0, int64(len(obj))+delta+int64(len(data))))
-	out = append(out, obj[:h.offset]...)
-	out = append(out, data...)
-	for uint64(len(out)) < uint64(int64(tailStart)+delta) {
-		out = append(out, 0)
-	}
-	out = append(out, obj[tailStart:]...)
-	// Fix the ELF header's section header offset and every moved header.
-	shoff := f.shoff
-	if shoff >= oldEnd {
-		shoff = uint64(int64(shoff) + delta)
-		le.PutUint64(out[0x28:], shoff)
-	}
-	for i := uint64(1); i < f.shnum; i++ {
-		s := f.shdr(i)
 		switch {
 		case i == idx:
-			s.size = uint64(len(data))
 		case after(i, s.offset):
-			s.offset = uint64(int64(s.offset) + delta)
+			moved = append(moved, stored{i, s.offset, size, max(s.addralign, 1)})
+		case size > 0 && s.offset < oldEnd && s.offset+size > h.offset:
+			return nil, replaceErr(name, fmt.Sprintf("section %d overlaps it", i))
+		}
+	}
+	if f.shoff < oldEnd {
+		return nil, replaceErr(name, "the section headers come before it")
+	}
+	// In the order written: by offset, and at one offset the empty
+	// sections first.
+	slices.SortStableFunc(moved, func(a, b stored) int {
+		return cmp.Or(cmp.Compare(a.offset, b.offset), cmp.Compare(min(a.size, 1), min(b.size, 1)))
+	})
+	// Where the writer put each section, and where it puts it now.
+	newOffset := make(map[uint64]uint64, len(moved))
+	oldPos, newPos := oldEnd, newEnd
+	place := func(offset, size, align uint64) (uint64, error) {
+		if offset != alignUp(oldPos, align) || offset > uint64(len(obj)) || size > uint64(len(obj))-offset {
+			return 0, replaceErr(name, "the data after it is not where the object writer puts it")
+		}
+		for _, b := range obj[oldPos:offset] {
+			if b != 0 {
+				return 0, replaceErr(name, "the gaps after it are not zero, as the object writer leaves them")
+			}
+		}
+		at := alignUp(newPos, align)
+		oldPos, newPos = offset+size, at+size
+		return at, nil
+	}
+	for _, s := range moved {
+		at, err := place(s.offset, s.size, s.align)
+		if err != nil {
+			return nil, err
+		}
+		newOffset[s.index] = at
+	}
+	shdrsSize := f.shnum * elfShdrSize
+	shoff, err := place(f.shoff, shdrsSize, 8)
+	if err != nil {
+		return nil, err
+	}
+	if f.shoff+shdrsSize != uint64(len(obj)) {
+		return nil, replaceErr(name, "data follows the section headers")
+	}
+	out := make([]byte, shoff+shdrsSize)
+	copy(out, obj[:h.offset])
+	copy(out[h.offset:], data)
+	for _, s := range moved {
+		copy(out[newOffset[s.index]:], obj[s.offset:s.offset+s.size])
+	}
+	copy(out[shoff:], obj[f.shoff:])
+	// Fix the ELF header's section header offset and every moved header.
+	le.PutUint64(out[0x28:], shoff)
+	for i := uint64(1); i < f.shnum; i++ {
+		s := f.shdr(i)
+		switch at, ok := newOffset[i]; {
+		case i == idx:
+			s.size = uint64(len(data))
+		case ok:
+			s.offset = at
 		default:
 			continue
 		}

@@ -3,6 +3,7 @@ package objfile
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,5 +102,47 @@ func TestSectionsSeedAndErrors(t *testing.T) {
 	}
 	if _, err := Sections([]byte("junk")); err == nil {
 		t.Error("accepted junk")
+	}
+}
+
+// TestSectionsCubinNoBits: a cubin's .nv.shared.* and .nv.global sections
+// (processor-specific types that, like SHT_NOBITS, take no file space; the
+// 32 KiB of __shared__ memory runs past the end of the 3 KiB file) read
+// as sections without contents. testdata/shared.cubin is clang 22's
+// relocatable sm_80 cubin (ptxas 11.8) of a kernel with __shared__ float
+// s[8192] and a __device__ array.
+func TestSectionsCubinNoBits(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "shared.cubin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := Sections(b)
+	if err != nil {
+		t.Fatalf("Sections: %v", err)
+	}
+	found := map[string]bool{}
+	for _, s := range secs {
+		switch {
+		case strings.HasPrefix(s.Name, ".nv.shared."), s.Name == ".nv.global":
+			found[strings.TrimSuffix(s.Name, "._Z1kPf")] = true
+			if s.Data != nil {
+				t.Errorf("%s (type %#x) has %d bytes of contents, want none", s.Name, s.Type, len(s.Data))
+			}
+		case s.Name == ".text._Z1kPf":
+			found[s.Name] = true
+			if len(s.Data) == 0 {
+				t.Errorf("%s has no contents", s.Name)
+			}
+		}
+	}
+	if len(found) != 3 {
+		t.Errorf("found %v, want .nv.shared, .nv.global and the kernel's .text", found)
+	}
+	// The same types in an x86-64 object are file data: past the end of
+	// the file they are an error.
+	x := bytes.Clone(b)
+	x[18] = 62 // EM_X86_64
+	if _, err := Sections(x); err == nil {
+		t.Error("an x86-64 object whose section runs past the end of the file: no error")
 	}
 }

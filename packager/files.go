@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/offcc/offcc/internal/mmapfile"
@@ -154,12 +155,42 @@ func FatbinSection(hip bool) string {
 	return ".nv_fatbin"
 }
 
+// fatbinWrapper returns the symbol of the fat binary wrapper clang's
+// CodeGen gives a HIP (hip true) or CUDA host object that registers device
+// code (CGNVCUDARuntime::makeModuleCtorFunction): a 24-byte struct in
+// .hipFatBinSegment or .nvFatBinSegment whose second word points to the
+// fat binary.
+func fatbinWrapper(hip bool) string {
+	if hip {
+		return "__hip_fatbin_wrapper"
+	}
+	return "__cuda_fatbin_wrapper"
+}
+
+// fatbinSections returns the sections clang puts a HIP or CUDA fat binary
+// in: CUDA's relocatable device code (-fgpu-rdc with the old offload
+// driver) goes to __nv_relfatbin.
+func fatbinSections(hip bool) []string {
+	if hip {
+		return []string{".hip_fatbin"}
+	}
+	return []string{".nv_fatbin", "__nv_relfatbin"}
+}
+
 // EmbedFatbinFile writes to w the HIP or CUDA host object hostObj, compiled
 // with an empty fat binary (-fcuda-include-gpubinary /dev/null), with the
-// fat binary file fatbin in its fat binary section (FatbinSection), laid
-// out as if compiled with it (objfile.ReplaceSection; an
-// *objfile.ReplaceError says the object cannot be). An object without that
-// section registers nothing and is written as it is.
+// fat binary file fatbin where clang would have put it, laid out as if
+// compiled with it (objfile.ExtendSection).
+//
+// The fat binary is the last thing in its section (FatbinSection, or
+// __nv_relfatbin for CUDA's old-driver relocatable device code), aligned
+// after whatever the translation unit itself put there with top-level asm
+// (CUDA's crt/link.stub puts nvlink's fat binary in .nv_fatbin): the
+// wrapper's pointer (fatbinWrapper) says which section and where, and
+// offcc appends the fat binary there only when that is the section's
+// end, which the empty one left. An object that does not read so gives an
+// *objfile.ReplaceError, and the caller compiles it with the fat binary.
+// An object without the wrapper registers nothing and is written as it is.
 func EmbedFatbinFile(w io.Writer, hostObj, fatbin string, hip bool) error {
 	obj, err := os.ReadFile(hostObj)
 	if err != nil {
@@ -169,18 +200,40 @@ func EmbedFatbinFile(w io.Writer, hostObj, fatbin string, hip bool) error {
 	if err != nil {
 		return err
 	}
-	merged, err := objfile.ReplaceSection(obj, FatbinSection(hip), fb)
-	switch {
-	case errors.Is(err, objfile.ErrNoSection):
-		// A translation unit with no kernels and no device variables
-		// registers nothing: clang's CodeGen (CGNVCUDARuntime::
-		// makeModuleCtorFunction) then emits no fat binary section and
-		// never reads the fat binary, so the object compiled with an
-		// empty one is the object clang writes.
-		merged = obj
-	case err != nil:
+	merged, err := embedFatbin(obj, fb, hip)
+	if err != nil {
 		return err
 	}
 	_, err = w.Write(merged)
 	return err
+}
+
+// embedFatbin returns the host object obj, compiled with an empty fat
+// binary, with the fat binary fb in its place (see EmbedFatbinFile).
+func embedFatbin(obj, fb []byte, hip bool) ([]byte, error) {
+	wrapper := fatbinWrapper(hip)
+	at, found, err := objfile.PointerInSymbol(obj, wrapper, 8)
+	switch {
+	case err != nil:
+		return nil, &objfile.ReplaceError{Section: FatbinSection(hip), Reason: fmt.Sprintf("reading %s: %v", wrapper, err)}
+	case !found:
+		// A translation unit with no kernels and no device variables
+		// registers nothing: clang's CodeGen then emits no wrapper and
+		// no fat binary (what top-level asm put in a fat binary section
+		// is the user's), so the object compiled with an empty one is
+		// the object clang writes.
+		return obj, nil
+	case !slices.Contains(fatbinSections(hip), at.Section):
+		return nil, &objfile.ReplaceError{Section: at.Section, Reason: wrapper + " points into it, not into a fat binary section"}
+	}
+	secs, err := objfile.Sections(obj)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range secs {
+		if s.Name == at.Section && uint64(len(s.Data)) != at.Offset {
+			return nil, &objfile.ReplaceError{Section: at.Section, Reason: fmt.Sprintf("the empty fat binary is at offset %d of %d bytes, not at the end", at.Offset, len(s.Data))}
+		}
+	}
+	return objfile.ExtendSection(obj, at.Section, fb)
 }
