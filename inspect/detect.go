@@ -290,13 +290,23 @@ func (w *walker) elf(data []byte, depth int) (*Node, error) {
 	if err != nil {
 		return nil, wrap(err, "ELF file at offset %#x", n.Offset)
 	}
+	registered := registeredFatbin(data)
 	for _, s := range secs {
 		switch {
 		case s.Type == objfile.SHTLLVMOffloading, s.Name == ".hip_fatbin", s.Name == ".nv_fatbin", s.Name == "__nv_relfatbin":
 			c := w.node("section", s.Data)
 			c.Name = s.Name
-			if err := w.children(c, s.Data, depth); err != nil {
-				return nil, wrap(err, "section %s", s.Name)
+			// What the translation unit's top-level asm put in the
+			// section comes before the fat binary clang registers:
+			// each is described on its own.
+			parts := [][]byte{s.Data}
+			if registered.Section == s.Name && registered.Offset > 0 && registered.Offset < uint64(len(s.Data)) {
+				parts = [][]byte{s.Data[:registered.Offset], s.Data[registered.Offset:]}
+			}
+			for _, part := range parts {
+				if err := w.children(c, part, depth); err != nil {
+					return nil, wrap(err, "section %s", s.Name)
+				}
 			}
 			n.Children = append(n.Children, c)
 		case s.Name == ".nvFatBinSegment":
@@ -317,6 +327,18 @@ func (w *walker) elf(data []byte, depth int) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// registeredFatbin returns where the fat binary that a CUDA or HIP host
+// object registers lies (its fat binary wrapper's pointer), or the zero
+// Pointer.
+func registeredFatbin(obj []byte) objfile.Pointer {
+	for _, wrapper := range []string{"__cuda_fatbin_wrapper", "__hip_fatbin_wrapper"} {
+		if p, found, err := objfile.PointerInSymbol(obj, wrapper, 8); err == nil && found {
+			return p
+		}
+	}
+	return objfile.Pointer{}
 }
 
 // fatbin describes the NVIDIA fat binary at the start of data (nvcc's
