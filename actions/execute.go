@@ -6,13 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/offcc/offcc/toolchain"
 	"io"
 	"os/exec"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/offcc/offcc/target"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // Options control Execute.
@@ -39,6 +41,14 @@ type Options struct {
 	// again alone (see Memory). Collected output is then printed in the
 	// graph's order even with Jobs == 1.
 	Memory Memory
+	// StopAfterFailure stops the build at its first failure in the
+	// graph's order, as clang's driver stops a CUDA, HIP or SYCL build
+	// (which compiles one source several times) at its first failing
+	// job: once an action fails, no action after it in that order runs
+	// or prints, and those running are cancelled, while the actions
+	// before it run on and print, as clang ran them first. The failure
+	// reported is the first in that order.
+	StopAfterFailure bool
 }
 
 // Observer follows a build as it runs (a progress line, say). Its methods
@@ -75,6 +85,9 @@ func (e *ExitError) Error() string {
 		what = toolchain.ToolName(e.Action.Command[0])
 	}
 	switch k := e.Action.Kind; {
+	case k == DeviceLink && e.Action.parent == nil && target.IsAMDGPU(e.Action.Target.Triple):
+		// One of clang's own jobs: its AMDGCN::Linker (HIP's lld).
+		what = "amdgcn-link"
 	case k.InLinkStage():
 		what = "linker"
 	case k.IsClangCompile():
@@ -187,6 +200,12 @@ type node struct {
 	local    bool   // a remote try gave it back: run it here
 	farmNote string // why, for the trace
 	run      *localRun
+	// top is the index in the graph of the action whose expansion added
+	// this one (its own for the graph's own actions): with index, its
+	// place in the graph's order (see after).
+	top int
+	// cancel cancels the context the action runs under.
+	cancel context.CancelFunc
 }
 
 // localRun is a command that Options.Memory schedules, between its cache
@@ -250,6 +269,9 @@ type executor struct {
 	reserved     int
 	alone        readyHeap
 	aloneRunning bool
+	// With Options.StopAfterFailure: the first failed action in the
+	// graph's order so far; nothing after it runs or prints.
+	stopAt *node
 }
 
 // result is what an action's goroutine reports.
@@ -309,6 +331,10 @@ func (e *executor) addNodes(actions []*Action, base float64) {
 	fresh := make([]*node, len(actions))
 	for i, a := range actions {
 		n := &node{a: a, index: e.g.Index(a)}
+		n.top = n.index
+		if a.parent != nil {
+			n.top = e.nodes[a.parent].top
+		}
 		e.nodes[a] = n
 		fresh[i] = n
 		for _, d := range a.Deps() {
@@ -341,6 +367,10 @@ func (e *executor) addNodes(actions []*Action, base float64) {
 // Options.Memory, no cache to ask first and no Remote that could take it,
 // one that runs a command goes straight to wait for memory.
 func (e *executor) makeReady(n *node) {
+	if e.dropped(n) {
+		n.state = stFailed
+		return
+	}
 	if e.reserves(n) && e.opt.Cache == nil && (e.opt.Remote == nil || n.local || !e.remotable(n)) {
 		n.run = e.newRun(n)
 		e.waitMemory(n)
@@ -505,8 +535,9 @@ func (e *executor) startLocal(sl slot) bool {
 func (e *executor) startLookup(sl slot, n *node) {
 	n.state = stRunning
 	e.announce(n)
+	ctx := e.actionContext(n)
 	go func() {
-		r := e.runAction(e.runCtx, n, false)
+		r := e.runAction(ctx, n, false)
 		r.slot = sl
 		e.results <- r
 	}()
@@ -622,9 +653,10 @@ func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) 
 	}
 	n.state = stRunning
 	e.announce(n)
+	ctx := e.actionContext(n)
 	go func() {
 		r := result{n: n, slot: sl, out: lr.out, errOut: lr.errOut, cache: lr.status, mem: info, start: time.Now()}
-		r.err = runLocal(e.runCtx, n.a, lr.sh, mon)
+		r.err = runLocal(ctx, n.a, lr.sh, mon)
 		if r.err != nil {
 			r.code = exitCode(r.err)
 		}
@@ -658,7 +690,7 @@ func (e *executor) decide(r result) {
 		e.reserved--
 	}
 	e.memHeld = false
-	retry = retry && r.err != nil && !lr.retried && !e.cancelled
+	retry = retry && r.err != nil && !lr.retried && !e.cancelled && !e.dropped(n)
 	r.decide <- retry
 	if !retry {
 		return
@@ -675,7 +707,8 @@ func (e *executor) decide(r result) {
 func (e *executor) startRemote(n *node) {
 	n.state = stRunning
 	e.announce(n)
-	go func() { e.results <- e.runAction(e.runCtx, n, true) }()
+	ctx := e.actionContext(n)
+	go func() { e.results <- e.runAction(ctx, n, true) }()
 }
 
 // announce shows n's command and tells the observer, once per action (a
@@ -698,9 +731,13 @@ func (e *executor) announce(n *node) {
 // finishes or fails it.
 func (e *executor) finished(r result) {
 	n := r.n
+	if n.cancel != nil {
+		n.cancel()
+		n.cancel = nil
+	}
 	if r.wantMemory {
 		e.slots.releaseLocal(r.slot)
-		if e.cancelled {
+		if e.cancelled || e.dropped(n) {
 			n.state = stFailed
 			return
 		}
@@ -729,9 +766,9 @@ func (e *executor) finished(r result) {
 	if e.opt.Trace != nil {
 		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem})
 	}
-	if e.cancelled {
-		// Killed, or finished while the build was being stopped: its
-		// output no longer matters.
+	if e.cancelled || e.dropped(n) {
+		// Killed, or finished while the build was being stopped, or
+		// after a failure before it: its output no longer matters.
 		n.state = stFailed
 		return
 	}
@@ -744,7 +781,10 @@ func (e *executor) finished(r result) {
 	}
 	if r.err != nil {
 		n.state = stFailed
-		if e.first == nil {
+		if e.opt.StopAfterFailure {
+			e.stopAfter(n)
+		}
+		if e.first == nil || e.stopAt == n {
 			e.first = &ExitError{Action: n.a, Code: r.code, Err: r.err}
 		}
 		return
@@ -849,10 +889,66 @@ func (e *executor) release(all bool) {
 			return
 		}
 		for _, r := range e.held[n] {
-			e.sh.flush(r.out.Bytes(), r.errOut.Bytes())
+			if !e.dropped(r.n) {
+				e.sh.flush(r.out.Bytes(), r.errOut.Bytes())
+			}
 		}
 		delete(e.held, n)
 	}
+}
+
+// after reports whether a comes after b in the graph's order: the order
+// of their top actions, and within one expansion the order its actions
+// were added in.
+func after(a, b *node) bool {
+	if a.top != b.top {
+		return a.top > b.top
+	}
+	return a.index > b.index
+}
+
+// dropped reports whether n comes after the first failure of a build that
+// stops after failures: it neither runs nor prints.
+func (e *executor) dropped(n *node) bool {
+	return e.stopAt != nil && after(n, e.stopAt)
+}
+
+// stopAfter makes the failed action n the first failure unless one before
+// it failed: what comes after it is dropped, those running cancelled and
+// those ready or waiting for memory never started.
+func (e *executor) stopAfter(n *node) {
+	if e.stopAt != nil && after(n, e.stopAt) {
+		return
+	}
+	e.stopAt = n
+	for _, m := range e.nodes {
+		if e.dropped(m) && m.cancel != nil {
+			m.cancel()
+		}
+	}
+	for _, h := range []*readyHeap{&e.ready, &e.memWait, &e.alone} {
+		kept := (*h)[:0]
+		for _, m := range *h {
+			if e.dropped(m) {
+				m.state = stFailed
+			} else {
+				kept = append(kept, m)
+			}
+		}
+		*h = kept
+		heap.Init(h)
+	}
+}
+
+// actionContext returns a new context for n to run under, cancelled when
+// it is dropped or has ended.
+func (e *executor) actionContext(n *node) context.Context {
+	if n.cancel != nil {
+		n.cancel()
+	}
+	ctx, cancel := context.WithCancel(e.runCtx)
+	n.cancel = cancel
+	return ctx
 }
 
 // runAction runs one action in its own goroutine, on e.opt.Remote when

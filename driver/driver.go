@@ -394,7 +394,11 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 			trace.Lines = inv.Stderr
 		}
 	}
-	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace}
+	// clang's driver stops a CUDA, HIP or SYCL build at its first failing
+	// job (it compiles one source several times: one error, printed
+	// once); other builds run on what does not depend on a failure.
+	stop := kind == actions.CUDA || kind == actions.HIP || kind == actions.SYCL
+	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace, StopAfterFailure: stop}
 	gov, closeGov, err := inv.memory(opts, c, tempDir)
 	if err != nil {
 		return inv.errorf("%v", err)

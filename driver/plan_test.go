@@ -397,15 +397,17 @@ func TestPlanHIPEdges(t *testing.T) {
 	if err != nil || len(more) != 0 || !bytes.Equal(got, host) {
 		t.Errorf("an object without .hip_fatbin: expansion %v, %v, output equal to the host object %v; want no expansion and the host object", more, err, bytes.Equal(got, host))
 	}
-	// One whose .hip_fatbin a sized symbol refers to cannot be laid out:
-	// the original host compile runs, reading the bundle and writing -o.
-	os.WriteFile(plain, []byte("__attribute__((section(\".hip_fatbin\"))) int x[4] = {1};\n"), 0o644)
+	// One whose fat binary wrapper does not point at the end of
+	// .hip_fatbin (where an empty fat binary lies) is not laid out: the
+	// original host compile runs, reading the bundle and writing -o.
+	os.WriteFile(plain, []byte("__attribute__((section(\".hip_fatbin\"))) int x[4] = {1};\n"+
+		"struct { int magic, version; const void *data, *unused; } __hip_fatbin_wrapper = {0, 1, x + 1, 0};\n"), 0o644)
 	if out, err := exec.Command(clang, "-c", plain, "-o", g[5].Outputs[0].Path).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	more, err = g[6].Expand(context.Background(), sh)
 	if err != nil || len(more) != 1 || !slices.Contains(more[0].Command, g[4].Outputs[0].Path) || more[0].Outputs[0] != g[6].Outputs[0] {
-		t.Errorf("an object ReplaceSection refuses: expansion %v, %v; want the original host compile", more, err)
+		t.Errorf("an object whose wrapper points elsewhere: expansion %v, %v; want the original host compile", more, err)
 	}
 	for _, i := range []int{0, 2, 5} {
 		if !slices.Contains(g[i].Command, "-cuid="+want) {

@@ -211,6 +211,10 @@ func EmbedFatbinFile(w io.Writer, hostObj, fatbin string, hip bool) error {
 // embedFatbin returns the host object obj, compiled with an empty fat
 // binary, with the fat binary fb in its place (see EmbedFatbinFile).
 func embedFatbin(obj, fb []byte, hip bool) ([]byte, error) {
+	secs, err := objfile.Sections(obj)
+	if err != nil {
+		return nil, err
+	}
 	wrapper := fatbinWrapper(hip)
 	at, found, err := objfile.PointerInSymbol(obj, wrapper, 8)
 	switch {
@@ -225,10 +229,6 @@ func embedFatbin(obj, fb []byte, hip bool) ([]byte, error) {
 		return obj, nil
 	case !slices.Contains(fatbinSections(hip), at.Section):
 		return nil, &objfile.ReplaceError{Section: at.Section, Reason: wrapper + " points into it, not into a fat binary section"}
-	}
-	secs, err := objfile.Sections(obj)
-	if err != nil {
-		return nil, err
 	}
 	for _, s := range secs {
 		if s.Name == at.Section && uint64(len(s.Data)) != at.Offset {
