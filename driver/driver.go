@@ -114,12 +114,36 @@ func Main(ctx context.Context, inv *Invocation) int {
 	}
 	if kind == actions.None || opts.PrintPhases || opts.PreprocessOnly || builders[kind] == nil {
 		// Nothing to plan: clang's own driver does exactly what offcc would.
+		if opts.PrintJobGraph != "" {
+			// A dry run runs nothing: the graph is that one action.
+			return inv.printUnplanned(llvm, opts, kind)
+		}
 		if inv.compileCommandsFile(opts) != "" {
 			inv.recordWithoutPlan(ctx, llvm, opts, c)
 		}
 		return inv.runClang(ctx, llvm.Clang(), opts)
 	}
 	return inv.offload(ctx, llvm, opts, kind, c)
+}
+
+// printUnplanned prints, for --print-job-graph, the graph of a command
+// line offcc hands to clang whole: clang's driver as its one action, with
+// the reason.
+func (inv *Invocation) printUnplanned(llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind) int {
+	a := inv.clangAction(llvm.Clang(), opts, kind)
+	switch {
+	case opts.PreprocessOnly:
+		a.FallbackReason = "offcc plans no preprocessing (-E)"
+	case opts.PrintPhases:
+		a.FallbackReason = "-ccc-print-phases is clang's to print"
+	case kind == actions.None:
+		a.FallbackReason = "no offloading and no compile to cache"
+	default:
+		a.FallbackReason = "offcc plans no " + kind.String() + " builds"
+	}
+	plan := &Plan{Graph: &actions.Graph{}}
+	plan.Graph.MustAdd(a)
+	return inv.print(plan, opts, nil)
 }
 
 // runClang hands the command line to clang under offcc's name.
