@@ -191,12 +191,12 @@ func TestCUDALinkRDCLikeClang(t *testing.T) {
 	for _, b := range []struct{ name, cc string }{{"clang", refClangXX}, {"offcc", c.cxx}} {
 		dir := filepath.Join(root, b.name)
 		os.Mkdir(dir, 0o755)
-		for _, tu := range []string{"rdc_main", "rdc_dev", "rdc_lib"} {
+		for _, tu := range []string{"rdc_main", "rdc_dev", "rdc_lib", "rdc_shared"} {
 			cmdSpec{dir: dir, env: []string{tmp}, name: b.cc,
 				args: args("-x", "cuda", rdc, "-O2", "-c", cudaToolkitSrc(t, tu+".cu"), "-o", tu+".o")}.mustRun(t)
 		}
 		cmdSpec{dir: dir, name: filepath.Join(llvmBin, "llvm-ar"), args: args("rcs", "libdev.a", "rdc_lib.o")}.mustRun(t)
-		link := args(rdc, "rdc_main.o", "rdc_dev.o", "-L.", "-ldev", "-lcudart", "-o", "prog")
+		link := args(rdc, "rdc_main.o", "rdc_dev.o", "rdc_shared.o", "-L.", "-ldev", "-lcudart", "-o", "prog")
 		if b.name == "offcc" {
 			link = append(link, "--no-cache", "--job-trace=trace.json")
 		}
@@ -209,6 +209,14 @@ func TestCUDALinkRDCLikeClang(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(root, "offcc", "prog")); err != nil || st.Mode().Perm()&0o055 != 0o055 {
 		t.Errorf("prog's mode is not a linker's 0755 less the umask: %v %v", st.Mode(), err)
+	}
+	// The objects' device code (.llvm.offloading) reads whole: the
+	// cubins' __shared__ memory sections take no file space.
+	for _, tu := range []string{"rdc_main", "rdc_dev", "rdc_lib", "rdc_shared"} {
+		r := cmdSpec{dir: root, name: c.cc, args: args("inspect", filepath.Join(root, "offcc", tu+".o"))}.mustRun(t)
+		if n := strings.Count(r.stdout, "ELF64 relocatable nvptx"); n != 2 {
+			t.Errorf("offcc inspect %s.o lists %d cubins, want 2:\n%s", tu, n, r)
+		}
 	}
 	prog := filepath.Join(root, "offcc", "prog")
 	if got := cuobjdumpEntries(t, tk, prog); !slices.Equal(got, []string{"ELF sm_90", "ELF sm_80"}) {
@@ -230,7 +238,8 @@ func TestCUDALinkRDCLikeClang(t *testing.T) {
 	stub := t.TempDir()
 	cudartStub(t, stub)
 	sameRegistration(t, root, stub, "", "fatbin: magic=0x466243b1 version=1", "kernel: module 0 _Z5applyPfi", "kernel: module 0 _Z5resetv",
-		"var: module 0 hits size=4", "end: module 0", "launched apply", "unregister: module 0")
+		"kernel: module 0 _Z8blocksumPKfi", "var: module 0 hits size=4", "var: module 0 weights size=32",
+		"end: module 0", "launched apply", "unregister: module 0")
 }
 
 // sameRegistration runs dir/clang/prog and dir/offcc/prog against the
