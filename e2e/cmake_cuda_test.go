@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,5 +189,71 @@ func TestCMakeCUDAOpenMPRuntimeMissing(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("%s", r)
+	}
+}
+
+// TestCMakeCUDASeparableLikeClang builds testdata/cmake-cuda (separable
+// compilation: CMake's device link runs nvlink and fatbinary and compiles
+// CUDA's crt/link.stub with the CUDA compiler) through the toolchain file
+// twice in the same directories, once with clang 22 standing in for
+// offcc (offcc and offcc++ links to clang and clang++) and once with
+// offcc, with clang's default (new) offload driver and with
+// --no-offload-new-driver. Every object, the library, the cubins, the fat
+// binary header, cmake_device_link.o and the program are clang's byte for
+// byte.
+func TestCMakeCUDASeparableLikeClang(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "compares offcc with clang")
+	buildTool(t, "ninja")
+	refDir := t.TempDir()
+	for _, l := range []struct{ link, to string }{{"offcc", refClang}, {"offcc++", refClangXX}} {
+		if err := os.Symlink(l.to, filepath.Join(refDir, l.link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{
+		{"new-driver", nil},
+		{"old-driver", []string{"-DCMAKE_CUDA_FLAGS=--no-offload-new-driver", "-DCUDA_EXAMPLE_LAUNCH_FROM_MAIN=OFF"}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, b := range []struct{ name, bin string }{{"clang", refDir}, {"offcc", c.dir}} {
+				build := newCUDABuild(t)
+				build.env = append(build.env, "OFFCC_CACHE=0")
+				// The same source and build paths for both builds.
+				build.src, build.dir = filepath.Join(root, "src"), filepath.Join(root, "build")
+				if err := os.CopyFS(build.src, os.DirFS(repoPath(t, "testdata/cmake-cuda"))); err != nil {
+					t.Fatal(err)
+				}
+				build.configure(t, "Ninja", append([]string{"-DCMAKE_TOOLCHAIN_FILE=" + repoPath(t, "cmake/offcc-toolchain.cmake"),
+					"-DOFFCC_BIN_DIR=" + b.bin, "-DOFFCC_OFFLOAD_ARCH=" + strings.Join(cudaArchs, ";")}, mode.flags...)...)
+				log := build.build(t)
+				if !strings.Contains(log, "Compiling CUDA device stub") {
+					t.Fatalf("%s: CMake compiled no device stub (CUDA's link.stub):\n%s", b.name, log)
+				}
+				if err := os.Mkdir(filepath.Join(root, b.name), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(build.dir, filepath.Join(root, b.name, "build")); err != nil {
+					t.Fatal(err)
+				}
+				os.RemoveAll(build.src)
+			}
+			compared := sameFiles(t, root, func(name string) bool {
+				switch filepath.Ext(name) {
+				case ".o", ".a", ".cubin", ".h":
+					return !strings.Contains(name, "CMakeFiles/3.") // CMake's compiler checks
+				}
+				return filepath.Base(name) == "cuda_example"
+			})
+			for _, want := range []string{"cmake_device_link.o", "cuda_example", "libvecops.a", "cmake_cuda_fatbin.h", "axpy.cu.o"} {
+				if !slices.ContainsFunc(compared, func(n string) bool { return strings.HasSuffix(n, want) }) {
+					t.Errorf("no %s compared: %v", want, compared)
+				}
+			}
+		})
 	}
 }
