@@ -49,7 +49,9 @@ func TestFirstFailureLikeClang(t *testing.T) {
 			theirs := cmdSpec{dir: dir, env: []string{tmp}, name: refClangXX, args: line}.run(t)
 			ours := cmdSpec{dir: dir, env: []string{tmp, "OFFCC_CACHE=0"}, name: c.cxx, args: line}.run(t)
 			temp := regexp.MustCompile(`\S*/k-gfx\w+-[0-9a-f]+\.o`)
-			norm := func(s string) string { return temp.ReplaceAllString(strings.ReplaceAll(s, "clang++: ", "offcc++: "), "TEMP.o") }
+			norm := func(s string) string {
+				return temp.ReplaceAllString(strings.ReplaceAll(s, "clang++: ", "offcc++: "), "TEMP.o")
+			}
 			if theirs.code == 0 || ours.code != theirs.code {
 				t.Errorf("offcc exits %d, clang %d", ours.code, theirs.code)
 			}
