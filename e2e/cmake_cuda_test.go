@@ -254,6 +254,12 @@ func TestCMakeCUDASeparableLikeClang(t *testing.T) {
 					t.Errorf("no %s compared: %v", want, compared)
 				}
 			}
+			// offcc inspect reads each of them.
+			for _, name := range compared {
+				if filepath.Ext(name) != ".h" {
+					cmdSpec{dir: root, name: c.cc, args: []string{"inspect", filepath.Join(root, "offcc", name)}}.mustRun(t)
+				}
+			}
 		})
 	}
 }
