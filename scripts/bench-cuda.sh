@@ -13,7 +13,11 @@
 #      empty: nvcc's own default), KERNELS (kernels in the generated TU,
 #      default 60), ARCHS (main row, default sm_70,sm_80,sm_86,sm_90),
 #      ARCHS2 (default sm_80,sm_90), ARCHS8 (default
-#      sm_60,sm_61,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90), RUNS (default 5).
+#      sm_60,sm_61,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90), RUNS (default 5),
+#      RDC (1: separable compilation with clang's old offload driver,
+#      --no-offload-new-driver -fgpu-rdc, and nvcc -rdc=true: the fat
+#      binary goes to __nv_relfatbin; default 0), ROWS (the rows to run,
+#      default "main two eight").
 # Needs a CUDA toolkit (nvcc, ptxas, fatbinary; 11.8 covers sm_60..sm_90)
 # that clang-22 finds by itself. python3 (optional) summarizes one offcc
 # job trace and one nvcc --threads 0 -time report: where the time goes.
@@ -38,6 +42,8 @@ ARCHS=${ARCHS:-sm_70,sm_80,sm_86,sm_90}
 ARCHS2=${ARCHS2:-sm_80,sm_90}
 ARCHS8=${ARCHS8:-sm_60,sm_61,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90}
 RUNS=${RUNS:-5}
+RDC=${RDC:-0}
+ROWS=${ROWS:-main two eight}
 # nvcc 11.8 refuses GCC 12, Debian 12's default g++ (crt/host_config.h:
 # "gcc versions later than 11 are not supported"). Debian's nvcc finds
 # g++-11 through a wrapper script of its own; naming g++-11 (which the
@@ -152,17 +158,19 @@ tools=(clang offcc nvcc nvcc-t)
 declare -A label=([clang]=clang-22 [offcc]=offcc [nvcc]=nvcc [nvcc-t]="nvcc --threads 0")
 ccbin=()
 [ -z "$NVCC_CCBIN" ] || ccbin=(-ccbin "$NVCC_CCBIN")
+rdc=() nvrdc=()
+[ "$RDC" != 1 ] || rdc=(--no-offload-new-driver -fgpu-rdc) nvrdc=(-rdc=true)
 
 # tool_cmd <tool> <archs>: sets cmd to the tool's command line for archs
 # (a comma-separated list of sm_XX).
 tool_cmd() {
 	local a gencode=()
 	case $1 in
-	clang) cmd=("$CLANG" -x cuda "--offload-arch=$2" -O2 -c bench.cu -o clang.o) ;;
-	offcc) cmd=("$OFFCC" --no-cache -x cuda "--offload-arch=$2" -O2 -c bench.cu -o offcc.o) ;;
+	clang) cmd=("$CLANG" -x cuda "${rdc[@]}" "--offload-arch=$2" -O2 -c bench.cu -o clang.o) ;;
+	offcc) cmd=("$OFFCC" --no-cache -x cuda "${rdc[@]}" "--offload-arch=$2" -O2 -c bench.cu -o offcc.o) ;;
 	nvcc | nvcc-t)
 		for a in ${2//,/ }; do gencode+=(-gencode "arch=compute_${a#sm_},code=$a"); done
-		cmd=("$NVCC" "${ccbin[@]}" -x cu -O2 -c "${gencode[@]}" bench.cu -o "$1.o")
+		cmd=("$NVCC" "${ccbin[@]}" -x cu "${nvrdc[@]}" -O2 -c "${gencode[@]}" bench.cu -o "$1.o")
 		[ "$1" = nvcc ] || cmd+=(--threads 0)
 		;;
 	esac
@@ -196,7 +204,7 @@ bench_row() {
 	echo "bench: $name: done; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 	cw=$(median 1 clang.t) tw=$(median 1 nvcc-t.t)
 	echo
-	echo "$name: \`-O2 -c\` of $KERNELS kernels for $archs: clang-22 and offcc \`-x cuda --offload-arch=$archs\`, nvcc \`-x cu -gencode arch=compute_XX,code=sm_XX\` per arch${NVCC_CCBIN:+ (host compiler $(basename "$NVCC_CCBIN"))}; median of $RUNS runs, $(nproc) CPUs."
+	echo "$name: \`-O2 -c\` of $KERNELS kernels for $archs: clang-22 and offcc \`-x cuda ${rdc[*]}${rdc:+ }--offload-arch=$archs\`, nvcc${nvrdc:+ \`${nvrdc[*]}\`} \`-x cu -gencode arch=compute_XX,code=sm_XX\` per arch${NVCC_CCBIN:+ (host compiler $(basename "$NVCC_CCBIN"))}; median of $RUNS runs, $(nproc) CPUs."
 	echo
 	echo "| tool | wall (s) | CPU user+sys (s) | wall / clang-22 | wall / nvcc --threads 0 |"
 	echo "|---|---:|---:|---:|---:|"
@@ -207,9 +215,14 @@ bench_row() {
 }
 
 echo "bench: $KERNELS CUDA kernels ($(wc -l <bench.cu) lines), $(nproc) CPUs; $("$NVCC" --version | tail -1); host compiler ${NVCC_CCBIN:-the default}" >&2
-bench_row "$ARCHS"
-bench_row "$ARCHS2"
-bench_row "$ARCHS8"
+for row in $ROWS; do
+	case $row in
+	main) bench_row "$ARCHS" ;;
+	two) bench_row "$ARCHS2" ;;
+	eight) bench_row "$ARCHS8" ;;
+	*) echo "bench: ROWS: unknown row $row (main, two, eight)" >&2; exit 1 ;;
+	esac
+done
 
 # --- where the time goes: one offcc job trace, one nvcc -time report -------
 if [ -z "$PYTHON" ]; then
