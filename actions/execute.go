@@ -148,8 +148,8 @@ func (e *ExitError) CommandFailed() bool {
 // With opt.Jobs > 1 each action's output is collected and printed whole,
 // in the graph's order (clang's job order, the order clang's driver prints
 // it in), once the actions before it have ended; with opt.Jobs == 1 it
-// streams. In a dry run (sh.DryRun)
-// every action's Command is printed in order and nothing runs.
+// streams, unless opt.StopAfterFailure or opt.Memory is set. In a dry run
+// (sh.DryRun) every action's Command is printed in order and nothing runs.
 //
 // When an action fails, as clang's driver does, the actions that depend on
 // it never start and the others go on; Execute returns an *ExitError for
@@ -962,7 +962,7 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 	if reserves {
 		n.run = e.newRun(n)
 		r.out, r.errOut, sh = n.run.out, n.run.errOut, n.run.sh
-	} else if e.opt.Jobs == 1 && !remote && e.opt.Memory == nil {
+	} else if e.opt.Jobs == 1 && !remote && e.opt.Memory == nil && !e.opt.StopAfterFailure {
 		sh = e.sh.forAction(e.sh.opt.Stdout, e.sh.opt.Stderr)
 	} else {
 		r.out, r.errOut = new(bytes.Buffer), new(bytes.Buffer)

@@ -107,3 +107,28 @@ func TestStopAfterFailureInExpansion(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", got, want)
 	}
 }
+
+// TestStopAfterFailureOneJob: with one job at a time the actions still
+// run longest path first, so an action after the failure in the graph's
+// order may have run (and failed) before it; its output is still not
+// printed.
+func TestStopAfterFailureOneJob(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	var g Graph
+	first := g.MustAdd(&Action{Kind: DeviceCompile, Cost: 1, Outputs: []*Artifact{NewArtifact(p("first.o"))},
+		Command: []string{"sh", "-c", `echo "error in first" >&2; exit 2`}})
+	// Longer: it runs first.
+	g.MustAdd(&Action{Kind: DeviceCompile, Cost: 5, Outputs: []*Artifact{NewArtifact(p("second.o"))},
+		Command: []string{"sh", "-c", `echo "error in second" >&2; exit 1`}})
+	var stderr bytes.Buffer
+	err := Execute(context.Background(), &g, NewShell(ShellOptions{Stdout: io.Discard, Stderr: &stderr}),
+		Options{Jobs: 1, StopAfterFailure: true})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Action != first || ee.Code != 2 {
+		t.Fatalf("err = %#v, want the first action's failure", err)
+	}
+	if got, want := stderr.String(), "error in first\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
