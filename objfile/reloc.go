@@ -122,7 +122,6 @@ func PointerInSymbol(obj []byte, sym string, off uint64) (p Pointer, found bool,
 // elfSym is one Elf64_Sym.
 type elfSym struct {
 	name  uint32
-	info  uint8
 	shndx uint16
 	value uint64
 	size  uint64
@@ -164,7 +163,7 @@ func (t elfSymtab) count() uint64 { return uint64(len(t.syms)) / elfSymSize }
 
 func (t elfSymtab) sym(k uint64) elfSym {
 	e := t.syms[k*elfSymSize:]
-	return elfSym{name: le.Uint32(e), info: e[4], shndx: le.Uint16(e[6:]), value: le.Uint64(e[8:]), size: le.Uint64(e[16:])}
+	return elfSym{name: le.Uint32(e), shndx: le.Uint16(e[6:]), value: le.Uint64(e[8:]), size: le.Uint64(e[16:])}
 }
 
 // named reports whether a symbol's name in the string table is name (a
