@@ -179,6 +179,9 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKernelNames(res.images); err != nil {
+		return nil, err
+	}
 	if len(res.bitcode) > 0 {
 		if cfg.Verbose && notes != nil {
 			fmt.Fprintf(notes, "%s: note: linking with %s: offcc does not read offload images from LLVM bitcode (%s)\n",

@@ -24,6 +24,12 @@ type deviceImage struct {
 	stem string
 	// source is the input file (object or archive) that holds the image.
 	source string
+	// object names the object the image is embedded in: source, or
+	// source(member) for an archive member; "" for an offload binary.
+	object string
+	// sourceFile is the source file that object was compiled from (its
+	// STT_FILE symbol), or "".
+	sourceFile string
 }
 
 // id is the (triple, arch) pair images are grouped by.
@@ -329,10 +335,14 @@ func objectImages(name string, data []byte, stem, source string) ([]deviceImage,
 		return nil, fmt.Errorf("%s: invalid offloading section: %v", name, err)
 	}
 	var out []deviceImage
+	file := ""
+	if len(imgs) > 0 {
+		file = objfile.SourceFile(data)
+	}
 	for _, im := range imgs {
 		triple, _ := im.Get("triple")
 		arch, _ := im.Get("arch")
-		out = append(out, deviceImage{image: im, triple: triple, arch: arch, stem: stem, source: source})
+		out = append(out, deviceImage{image: im, triple: triple, arch: arch, stem: stem, source: source, object: name, sourceFile: file})
 	}
 	return out, nil
 }

@@ -446,3 +446,27 @@ func FuzzExtendSection(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCodeDigests: CodeDigests never panics, and what it returns it
+// returns again for the same input.
+func FuzzCodeDigests(f *testing.F) {
+	for _, s := range allSeeds(f) {
+		f.Add(s, "__omp_offloading_")
+		f.Add(s, "")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, prefix string) {
+		d, err := CodeDigests(b, prefix)
+		if err != nil {
+			return
+		}
+		again, err := CodeDigests(b, prefix)
+		if err != nil || len(again) != len(d) {
+			t.Fatalf("a second call gives %d digests (%v), the first %d", len(again), err, len(d))
+		}
+		for name, v := range d {
+			if again[name] != v {
+				t.Fatalf("%s: digests differ between calls", name)
+			}
+		}
+	})
+}

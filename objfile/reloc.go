@@ -1,6 +1,9 @@
 package objfile
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+)
 
 // ELF constants of the relocation reader.
 const (
@@ -122,6 +125,7 @@ func PointerInSymbol(obj []byte, sym string, off uint64) (p Pointer, found bool,
 // elfSym is one Elf64_Sym.
 type elfSym struct {
 	name  uint32
+	info  uint8
 	shndx uint16
 	value uint64
 	size  uint64
@@ -163,7 +167,7 @@ func (t elfSymtab) count() uint64 { return uint64(len(t.syms)) / elfSymSize }
 
 func (t elfSymtab) sym(k uint64) elfSym {
 	e := t.syms[k*elfSymSize:]
-	return elfSym{name: le.Uint32(e), shndx: le.Uint16(e[6:]), value: le.Uint64(e[8:]), size: le.Uint64(e[16:])}
+	return elfSym{name: le.Uint32(e), info: e[4], shndx: le.Uint16(e[6:]), value: le.Uint64(e[8:]), size: le.Uint64(e[16:])}
 }
 
 // named reports whether a symbol's name in the string table is name (a
@@ -174,4 +178,17 @@ func (t elfSymtab) named(s elfSym, name string) bool {
 	}
 	rest := t.strs[s.name:]
 	return len(rest) > len(name) && rest[len(name)] == 0 && string(rest[:len(name)]) == name
+}
+
+// nameOf returns a symbol's name from the string table.
+func (t elfSymtab) nameOf(s elfSym) (string, error) {
+	if uint64(s.name) >= uint64(len(t.strs)) {
+		return "", fmt.Errorf("symbol name offset %#x out of range of its string table (size %#x)", s.name, len(t.strs))
+	}
+	rest := t.strs[s.name:]
+	end := bytes.IndexByte(rest, 0)
+	if end < 0 {
+		return "", fmt.Errorf("symbol name at string table offset %#x is not NUL-terminated", s.name)
+	}
+	return string(rest[:end]), nil
 }
