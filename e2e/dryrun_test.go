@@ -58,7 +58,8 @@ func treeState(t *testing.T, root string) map[string]string {
 // --print-job-graph=json|dot, -ccc-print-bindings, -ccc-print-phases) on
 // compile and link lines, with and without offloading (OpenMP, CUDA, HIP),
 // exits 0, prints its plan, and writes nothing: the working directory,
-// TMPDIR and the cache directory are as they were.
+// TMPDIR and the cache directory are as they were, with no job trace and no
+// compile commands database, though the environment asks for both.
 func TestDryRunsWriteNothing(t *testing.T) {
 	t.Parallel()
 	c := getCompiler(t)
@@ -110,7 +111,10 @@ func TestDryRunsWriteNothing(t *testing.T) {
 				for _, r := range roots {
 					before[r] = treeState(t, r)
 				}
-				env := []string{tmpSetting, "OFFCC_CACHE_DIR=" + cacheDir, "OFFCC_JOB_TRACE=", "OFFCC_TRACE="}
+				// A job trace and a compile commands database would be
+				// written by a build; a dry run writes neither.
+				env := []string{tmpSetting, "OFFCC_CACHE_DIR=" + cacheDir, "OFFCC_TRACE=",
+					"OFFCC_JOB_TRACE=" + filepath.Join(dir, "trace.json"), "OFFCC_COMPILE_COMMANDS=" + filepath.Join(dir, "compile_commands.json")}
 				r := cmdSpec{dir: dir, env: env, name: c.cxx, args: args(lines[name], dry)}.run(t)
 				if r.code != 0 {
 					t.Fatalf("exit status %d:\n%s", r.code, r)
