@@ -1,6 +1,7 @@
 package objfile
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -221,34 +222,16 @@ func (c *codeDigester) target(r elfRela) ([]byte, error) {
 	return fmt.Appendf(nil, "local in a section of flags %#x", flags), nil
 }
 
-// sectionRelocs returns the SHT_RELA relocations that apply to section i.
+// sectionRelocs returns the relocations of section i, sorted by offset.
 func (c *codeDigester) sectionRelocs(i uint64) ([]elfRela, error) {
 	if rs, ok := c.relocs[i]; ok {
 		return rs, nil
 	}
-	var rs []elfRela
-	for j := uint64(1); j < c.f.shnum; j++ {
-		h := c.f.shdr(j)
-		if h.typ != shtRela || uint64(h.info) != i || uint64(h.link) != c.symtab {
-			continue
-		}
-		data, err := c.f.data(j)
-		if err != nil {
-			return nil, err
-		}
-		for o := 0; o+elfRelaSize <= len(data); o += elfRelaSize {
-			rs = append(rs, elfRela{offset: le.Uint64(data[o:]), info: le.Uint64(data[o+8:]), addend: int64(le.Uint64(data[o+16:]))})
-		}
+	rs, _, err := c.f.relocations(i, c.symtab)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(rs, func(a, b elfRela) int {
-		switch {
-		case a.offset < b.offset:
-			return -1
-		case a.offset > b.offset:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rs, func(a, b elfRela) int { return cmp.Compare(a.offset, b.offset) })
 	c.relocs[i] = rs
 	return rs, nil
 }

@@ -62,3 +62,15 @@ int other2(int x) { return other_helper(x) * 5; }`)
 		}
 	}
 }
+
+// TestCodeDigestsCubin: a cubin (SHT_REL and SHT_RELA relocations, a
+// __shared__ section without file space) has its kernel's digest.
+func TestCodeDigestsCubin(t *testing.T) {
+	d, err := CodeDigests(readFile(t, filepath.Join("testdata", "shared.cubin")), "_Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d["_Z1kPf"]; !ok || len(d) != 1 {
+		t.Errorf("digests of %d functions, want the kernel _Z1kPf's", len(d))
+	}
+}

@@ -14,7 +14,7 @@ import (
 func seedFiles(f *testing.F) [][]byte {
 	f.Helper()
 	var out [][]byte
-	for _, n := range []string{"small.o", "offload.o", "lib.a", "cuda-rdc.o"} {
+	for _, n := range []string{"small.o", "offload.o", "lib.a", "cuda-rdc.o", "shared.cubin"} {
 		b, err := os.ReadFile(filepath.Join("testdata", n))
 		if err != nil {
 			f.Fatal(err)

@@ -10,6 +10,7 @@ const (
 	emX8664     = 62
 	rX86_64_64  = 1
 	elfRelaSize = 24
+	elfRelSize  = 16
 )
 
 // Pointer is where a pointer-sized word of a relocatable object points once
@@ -80,27 +81,17 @@ func PointerInSymbol(obj []byte, sym string, off uint64) (p Pointer, found bool,
 	place := def.value + off
 	// The relocation: in the SHT_RELA section that applies to the
 	// symbol's section and uses this symbol table.
+	relocs, implicit, err := f.relocations(uint64(def.shndx), symtab)
+	if err != nil {
+		return Pointer{}, false, err
+	}
+	if implicit {
+		return Pointer{}, false, fmt.Errorf("section %d has SHT_REL relocations, which x86-64 objects do not use", def.shndx)
+	}
 	var hits []elfRela
-	for i := uint64(1); i < f.shnum; i++ {
-		h := f.shdr(i)
-		if h.typ == shtRel && uint64(h.info) == uint64(def.shndx) {
-			return Pointer{}, false, fmt.Errorf("section %d has SHT_REL relocations, which x86-64 objects do not use", def.shndx)
-		}
-		if h.typ != shtRela || uint64(h.info) != uint64(def.shndx) {
-			continue
-		}
-		if uint64(h.link) != symtab {
-			return Pointer{}, false, fmt.Errorf("relocation section %d uses another symbol table", i)
-		}
-		data, err := f.data(i)
-		if err != nil {
-			return Pointer{}, false, err
-		}
-		for o := 0; o+elfRelaSize <= len(data); o += elfRelaSize {
-			r := elfRela{offset: le.Uint64(data[o:]), info: le.Uint64(data[o+8:]), addend: int64(le.Uint64(data[o+16:]))}
-			if r.offset+8 > place && r.offset < place+8 {
-				hits = append(hits, r)
-			}
+	for _, r := range relocs {
+		if r.offset+8 > place && r.offset < place+8 {
+			hits = append(hits, r)
 		}
 	}
 	if len(hits) != 1 || hits[0].offset != place || uint32(hits[0].info) != rX86_64_64 {
@@ -191,4 +182,35 @@ func (t elfSymtab) nameOf(s elfSym) (string, error) {
 		return "", fmt.Errorf("symbol name at string table offset %#x is not NUL-terminated", s.name)
 	}
 	return string(rest[:end]), nil
+}
+
+// relocations returns the relocations that apply to section i and use
+// the symbol table symtab, in file order. implicit reports SHT_REL ones
+// among them, whose addends are in the bytes they apply to (read here as
+// 0). Relocations that use another symbol table are an error.
+func (f *elfFile) relocations(i, symtab uint64) (rs []elfRela, implicit bool, err error) {
+	for j := uint64(1); j < f.shnum; j++ {
+		h := f.shdr(j)
+		if h.typ != shtRel && h.typ != shtRela || uint64(h.info) != i {
+			continue
+		}
+		if uint64(h.link) != symtab {
+			return nil, false, fmt.Errorf("relocation section %d uses another symbol table", j)
+		}
+		data, err := f.data(j)
+		if err != nil {
+			return nil, false, err
+		}
+		if h.typ == shtRel {
+			implicit = true
+			for o := 0; o+elfRelSize <= len(data); o += elfRelSize {
+				rs = append(rs, elfRela{offset: le.Uint64(data[o:]), info: le.Uint64(data[o+8:])})
+			}
+			continue
+		}
+		for o := 0; o+elfRelaSize <= len(data); o += elfRelaSize {
+			rs = append(rs, elfRela{offset: le.Uint64(data[o:]), info: le.Uint64(data[o+8:]), addend: int64(le.Uint64(data[o+16:]))})
+		}
+	}
+	return rs, implicit, nil
 }
