@@ -1,12 +1,12 @@
 package objfile
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // ELF constants of the code digests.
@@ -42,13 +42,7 @@ func CodeDigests(obj []byte, prefix string) (map[string][sha256.Size]byte, error
 	if f.typ != etRel {
 		return nil, fmt.Errorf("ELF header at offset 0x10: file type %s is not a relocatable object", etypeName(f.typ))
 	}
-	symtab := uint64(0)
-	for i := uint64(1); i < f.shnum; i++ {
-		if f.shdr(i).typ == shtSymtab {
-			symtab = i
-			break
-		}
-	}
+	symtab := f.symtabIndex()
 	if symtab == 0 {
 		return nil, nil
 	}
@@ -73,15 +67,15 @@ func CodeDigests(obj []byte, prefix string) (map[string][sha256.Size]byte, error
 		if s.info&0xf != sttFunc || s.shndx == shnUndef || s.shndx >= shnLoReserve {
 			continue
 		}
-		name, err := st.nameOf(s)
-		if err != nil || !strings.HasPrefix(name, prefix) {
+		name, err := st.name(k)
+		if err != nil || !bytes.HasPrefix(name, []byte(prefix)) {
 			continue
 		}
 		d, err := c.digest(k)
 		if err != nil {
 			return nil, fmt.Errorf("function %s: %v", name, err)
 		}
-		out[name] = [sha256.Size]byte(d)
+		out[string(name)] = [sha256.Size]byte(d)
 	}
 	return out, nil
 }
@@ -194,7 +188,7 @@ func (c *codeDigester) target(r elfRela) ([]byte, error) {
 	}
 	s := c.st.sym(k)
 	if s.info>>4 != 0 { // not STB_LOCAL: the linker resolves it by name
-		name, err := c.st.nameOf(s)
+		name, err := c.st.name(k)
 		if err != nil {
 			return nil, err
 		}
@@ -244,21 +238,19 @@ func SourceFile(obj []byte) string {
 	if err != nil {
 		return ""
 	}
-	for i := uint64(1); i < f.shnum; i++ {
-		if f.shdr(i).typ != shtSymtab {
-			continue
-		}
-		st, err := f.symbolTable(i)
-		if err != nil {
-			return ""
-		}
-		for k := uint64(1); k < st.count(); k++ {
-			if s := st.sym(k); s.info&0xf == sttFile {
-				name, _ := st.nameOf(s)
-				return name
-			}
-		}
+	i := f.symtabIndex()
+	if i == 0 {
 		return ""
+	}
+	st, err := f.symbolTable(i)
+	if err != nil {
+		return ""
+	}
+	for k := uint64(1); k < st.count(); k++ {
+		if st.sym(k).info&0xf == sttFile {
+			name, _ := st.name(k)
+			return string(name)
+		}
 	}
 	return ""
 }

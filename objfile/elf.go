@@ -272,55 +272,36 @@ func Symbols(obj []byte) (defined, undefined []string, err error) {
 	if symidx == 0 {
 		return nil, nil, nil
 	}
-	sh := f.shdr(symidx)
-	syms, err := f.data(symidx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sh.entsize != 0 && sh.entsize != elfSymSize {
-		return nil, nil, fmt.Errorf("ELF section header %d at offset %#x: symbol table entry size %d, want 24", symidx, f.shdrOffset(symidx), sh.entsize)
-	}
-	if uint64(sh.link) == 0 || uint64(sh.link) >= f.shnum {
-		return nil, nil, fmt.Errorf("ELF section header %d at offset %#x: symbol table string table index %d out of range (%d sections)", symidx, f.shdrOffset(symidx), sh.link, f.shnum)
-	}
-	strData, err := f.data(uint64(sh.link))
+	st, err := f.symbolTable(symidx)
 	if err != nil {
 		return nil, nil, err
 	}
 	// One copy of the string table; names are substrings of it, so the
 	// memory used stays bounded by the input size.
 	var strtab string
-	n := uint64(len(syms)) / elfSymSize
-	for k := uint64(1); k < n; k++ {
-		e := syms[k*elfSymSize : (k+1)*elfSymSize]
-		bind := e[4] >> 4
-		shndx := le.Uint16(e[6:])
+	for k := uint64(1); k < st.count(); k++ {
+		sym := st.sym(k)
+		bind := sym.info >> 4
 		var isDef bool
 		switch {
-		case shndx == shnUndef && bind == stbGlobal:
+		case sym.shndx == shnUndef && bind == stbGlobal:
 			isDef = false
-		case shndx != shnUndef && (bind == stbGlobal || bind == stbWeak || bind == stbGNUUnique):
+		case sym.shndx != shnUndef && (bind == stbGlobal || bind == stbWeak || bind == stbGNUUnique):
 			isDef = true
 		default:
 			continue
 		}
-		nameOff := uint64(le.Uint32(e[0:]))
-		if nameOff >= uint64(len(strData)) {
-			return nil, nil, fmt.Errorf("ELF symbol %d at offset %#x: name offset %#x out of range of string table (size %#x)",
-				k, sh.offset+k*elfSymSize, nameOff, len(strData))
+		b, err := st.name(k)
+		if err != nil {
+			return nil, nil, err
 		}
-		end := bytes.IndexByte(strData[nameOff:], 0)
-		if end < 0 {
-			return nil, nil, fmt.Errorf("ELF symbol %d at offset %#x: name at string table offset %#x is not NUL-terminated",
-				k, sh.offset+k*elfSymSize, nameOff)
-		}
-		if end == 0 {
+		if len(b) == 0 {
 			continue
 		}
 		if strtab == "" {
-			strtab = string(strData)
+			strtab = string(st.strs)
 		}
-		name := strtab[nameOff : nameOff+uint64(end)]
+		name := strtab[sym.name : int(sym.name)+len(b)]
 		if isDef {
 			defined = append(defined, name)
 		} else {

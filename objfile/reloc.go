@@ -34,22 +34,14 @@ func PointerInSymbol(obj []byte, sym string, off uint64) (p Pointer, found bool,
 	if err != nil {
 		return Pointer{}, false, err
 	}
-	if f.typ != etRel || le.Uint16(obj[18:]) != emX8664 {
+	if f.typ != etRel || f.machine != emX8664 {
 		return Pointer{}, false, fmt.Errorf("not an x86-64 relocatable object")
 	}
 	secs, err := Sections(obj)
 	if err != nil {
 		return Pointer{}, false, err
 	}
-	symtab := uint64(0)
-	for i := uint64(1); i < f.shnum; i++ {
-		if f.shdr(i).typ == shtSymtab {
-			if symtab != 0 {
-				return Pointer{}, false, fmt.Errorf("more than one symbol table")
-			}
-			symtab = i
-		}
-	}
+	symtab := f.symtabIndex()
 	if symtab == 0 {
 		return Pointer{}, false, nil
 	}
@@ -64,7 +56,7 @@ func PointerInSymbol(obj []byte, sym string, off uint64) (p Pointer, found bool,
 		if s.shndx == shnUndef || s.shndx >= shnLoReserve {
 			continue
 		}
-		if !st.named(s, sym) {
+		if name, err := st.name(k); err != nil || string(name) != sym {
 			continue
 		}
 		if found {
@@ -129,19 +121,33 @@ type elfRela struct {
 	addend int64
 }
 
-// elfSymtab is a checked ELF64 symbol table and its string table.
+// elfSymtab is a checked ELF64 symbol table (section index, at file
+// offset offset) and its string table.
 type elfSymtab struct {
-	syms, strs []byte
+	index, offset uint64
+	syms, strs    []byte
 }
 
-// symbolTable returns section i as a symbol table with its string table.
+// symtabIndex returns the index of the object's SHT_SYMTAB section (an
+// ELF file has at most one), or 0.
+func (f *elfFile) symtabIndex() uint64 {
+	for i := uint64(1); i < f.shnum; i++ {
+		if f.shdr(i).typ == shtSymtab {
+			return i
+		}
+	}
+	return 0
+}
+
+// symbolTable returns section i as a symbol table with its string table
+// (sh_entsize 0 is taken for 24, as LLVM's readers do).
 func (f *elfFile) symbolTable(i uint64) (elfSymtab, error) {
 	h := f.shdr(i)
 	syms, err := f.data(i)
 	if err != nil {
 		return elfSymtab{}, err
 	}
-	if h.entsize != elfSymSize {
+	if h.entsize != 0 && h.entsize != elfSymSize {
 		return elfSymtab{}, fmt.Errorf("ELF section header %d at offset %#x: symbol table entry size %d, want 24", i, f.shdrOffset(i), h.entsize)
 	}
 	if uint64(h.link) == 0 || uint64(h.link) >= f.shnum {
@@ -151,7 +157,7 @@ func (f *elfFile) symbolTable(i uint64) (elfSymtab, error) {
 	if err != nil {
 		return elfSymtab{}, err
 	}
-	return elfSymtab{syms: syms, strs: strs}, nil
+	return elfSymtab{index: i, offset: h.offset, syms: syms, strs: strs}, nil
 }
 
 func (t elfSymtab) count() uint64 { return uint64(len(t.syms)) / elfSymSize }
@@ -161,27 +167,20 @@ func (t elfSymtab) sym(k uint64) elfSym {
 	return elfSym{name: le.Uint32(e), info: e[4], shndx: le.Uint16(e[6:]), value: le.Uint64(e[8:]), size: le.Uint64(e[16:])}
 }
 
-// named reports whether a symbol's name in the string table is name (a
-// name that runs past the table is no name).
-func (t elfSymtab) named(s elfSym, name string) bool {
-	if uint64(s.name) >= uint64(len(t.strs)) {
-		return false
+// name returns the bytes of symbol k's name in the string table (they
+// alias it).
+func (t elfSymtab) name(k uint64) ([]byte, error) {
+	off := uint64(t.sym(k).name)
+	if off >= uint64(len(t.strs)) {
+		return nil, fmt.Errorf("ELF symbol %d at offset %#x: name offset %#x out of range of string table (size %#x)",
+			k, t.offset+k*elfSymSize, off, len(t.strs))
 	}
-	rest := t.strs[s.name:]
-	return len(rest) > len(name) && rest[len(name)] == 0 && string(rest[:len(name)]) == name
-}
-
-// nameOf returns a symbol's name from the string table.
-func (t elfSymtab) nameOf(s elfSym) (string, error) {
-	if uint64(s.name) >= uint64(len(t.strs)) {
-		return "", fmt.Errorf("symbol name offset %#x out of range of its string table (size %#x)", s.name, len(t.strs))
-	}
-	rest := t.strs[s.name:]
-	end := bytes.IndexByte(rest, 0)
+	end := bytes.IndexByte(t.strs[off:], 0)
 	if end < 0 {
-		return "", fmt.Errorf("symbol name at string table offset %#x is not NUL-terminated", s.name)
+		return nil, fmt.Errorf("ELF symbol %d at offset %#x: name at string table offset %#x is not NUL-terminated",
+			k, t.offset+k*elfSymSize, off)
 	}
-	return string(rest[:end]), nil
+	return t.strs[off : off+uint64(end)], nil
 }
 
 // relocations returns the relocations that apply to section i and use

@@ -180,21 +180,17 @@ func relayout(obj []byte, f *elfFile, idx uint64, data []byte, name string) ([]b
 // checkNoSizedSymbols fails when a symbol defined in section idx has a
 // size: replacing the contents would leave it wrong.
 func checkNoSizedSymbols(f *elfFile, idx uint64) error {
-	for i := uint64(1); i < f.shnum; i++ {
-		s := f.shdr(i)
-		if s.typ != shtSymtab {
-			continue
-		}
-		syms, err := f.data(i)
-		if err != nil {
-			return err
-		}
-		for off := 0; off+elfSymSize <= len(syms); off += elfSymSize {
-			shndx := uint64(le.Uint16(syms[off+6:]))
-			size := le.Uint64(syms[off+16:])
-			if shndx == idx && size != 0 {
-				return fmt.Errorf("symbol %d in it has a size", off/elfSymSize)
-			}
+	symtab := f.symtabIndex()
+	if symtab == 0 {
+		return nil
+	}
+	st, err := f.symbolTable(symtab)
+	if err != nil {
+		return err
+	}
+	for k := uint64(1); k < st.count(); k++ {
+		if s := st.sym(k); uint64(s.shndx) == idx && s.size != 0 {
+			return fmt.Errorf("symbol %d in it has a size", k)
 		}
 	}
 	return nil
