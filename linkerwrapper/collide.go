@@ -25,7 +25,7 @@ const ompKernelPrefix = "__omp_offloading_"
 // Kernels compiled alike (one header's, in several objects) are the same
 // code and link as they always do. Device code that is not an ELF object
 // (LLVM bitcode for LTO) is not compared.
-func checkKernelNames(images []deviceImage) error {
+func checkKernelNames(images []deviceImage, symbols imageSymbols) error {
 	type key struct {
 		t    target.Target
 		name string
@@ -39,7 +39,7 @@ func checkKernelNames(images []deviceImage) error {
 		if im.image.Offload != packager.OffloadOpenMP || !objfile.IsELF(im.image.Data) {
 			continue
 		}
-		syms, _, err := objfile.ImageSymbols(im.image.Data)
+		syms, _, err := symbols.of(im.image.Data)
 		if err != nil {
 			return fmt.Errorf("%s: the %s device image: %v", im.where(), im.id(), err)
 		}

@@ -179,7 +179,7 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKernelNames(res.images); err != nil {
+	if err := checkKernelNames(res.images, res.symbols); err != nil {
 		return nil, err
 	}
 	if len(res.bitcode) > 0 {

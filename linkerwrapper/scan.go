@@ -45,6 +45,32 @@ type scanResult struct {
 	// read (bitcode without a current IR symbol table, which LLVM would
 	// rebuild from the IR): LLVM's wrapper decides their extraction.
 	unreadable []string
+	// symbols are the images' symbols, read once for the extraction and
+	// the kernel check.
+	symbols imageSymbols
+}
+
+// imageSymbols holds what objfile.ImageSymbols said of each device image,
+// by the address of its first byte, so that each is read once.
+type imageSymbols map[*byte]imageSymbolsResult
+
+type imageSymbolsResult struct {
+	syms  []objfile.Symbol
+	known bool
+	err   error
+}
+
+// of returns objfile.ImageSymbols(data), read once per image.
+func (c imageSymbols) of(data []byte) ([]objfile.Symbol, bool, error) {
+	if len(data) == 0 {
+		return objfile.ImageSymbols(data)
+	}
+	r, ok := c[&data[0]]
+	if !ok {
+		r.syms, r.known, r.err = objfile.ImageSymbols(data)
+		c[&data[0]] = r
+	}
+	return r.syms, r.known, r.err
 }
 
 var (
@@ -75,7 +101,7 @@ func scanInputs(o *options) (*scanResult, error) {
 			libPaths = append(libPaths, it.value)
 		}
 	}
-	res := &scanResult{}
+	res := &scanResult{symbols: imageSymbols{}}
 	var archived []deviceImage // images of non-whole archive members, in order
 	whole := false
 	for _, it := range o.items {
@@ -170,7 +196,7 @@ func scanInputs(o *options) (*scanResult, error) {
 		}
 	}
 
-	for _, im := range extractArchived(res.images, archived, o.shouldExtract) {
+	for _, im := range extractArchived(res.images, archived, o.shouldExtract, res.symbols) {
 		if im.unreadable {
 			res.unreadable = append(res.unreadable, im.source+" ("+im.triple+" "+im.arch+")")
 			continue
@@ -198,8 +224,8 @@ type symbolTable map[string]symbolState
 // new global one (not hidden, nor, in bitcode, omittable) of an offload
 // language. The table changes only when the image is extracted. ok is
 // false for images whose symbols cannot be read (see objfile.ImageSymbols).
-func (t symbolTable) addImage(im *packager.Image, archive bool) (extract, ok bool) {
-	syms, known, err := objfile.ImageSymbols(im.Data)
+func (t symbolTable) addImage(im *packager.Image, archive bool, symbols imageSymbols) (extract, ok bool) {
+	syms, known, err := symbols.of(im.Data)
 	if err != nil {
 		return false, false
 	}
@@ -252,7 +278,7 @@ type archivedImage struct {
 // to its own target and each compatible one that a regular input has, in
 // order, and a pass restarts after an extraction. Images whose arch
 // --should-extract names are taken whatever they define.
-func extractArchived(regular, archived []deviceImage, shouldExtract map[string]bool) []archivedImage {
+func extractArchived(regular, archived []deviceImage, shouldExtract map[string]bool, symbols imageSymbols) []archivedImage {
 	var ids []target.Target
 	tables := map[target.Target]symbolTable{}
 	compatible := func(id target.Target) []target.Target {
@@ -271,7 +297,7 @@ func extractArchived(regular, archived []deviceImage, shouldExtract map[string]b
 				tables[id] = symbolTable{}
 				ids = append(ids, id)
 			}
-			tables[id].addImage(&im.image, false)
+			tables[id].addImage(&im.image, false, symbols)
 		}
 	}
 	var out []archivedImage
@@ -296,7 +322,7 @@ func extractArchived(regular, archived []deviceImage, shouldExtract map[string]b
 				if t == nil {
 					continue // no regular input of this target
 				}
-				ex, ok := t.addImage(&im.image, true)
+				ex, ok := t.addImage(&im.image, true, symbols)
 				if !ok {
 					taken[i] = true
 					out = append(out, archivedImage{deviceImage: *im, unreadable: true})
