@@ -105,20 +105,16 @@ func TestCUDAOldDriverRDCLikeClang(t *testing.T) {
 	stubSrc := linkStub(t, tk)
 	_, tmp := tmpEnv(t)
 	root := t.TempDir()
-	work := filepath.Join(root, "work")
 	archs := []string{"sm_80", "sm_90"}
 	rdc := []string{"-x", "cuda", "--no-offload-new-driver", "-fgpu-rdc", "--offload-arch=" + strings.Join(archs, ","), "-O2"}
 	tus := []string{"rdc_main", "rdc_dev", "rdc_lib", "rdc_shared"}
-	for _, b := range []struct{ name, cxx string }{{"clang", refClangXX}, {"offcc", c.cxx}} {
-		if err := os.Mkdir(work, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	buildTwice(t, root, c, func(cxx, work string) {
 		run := func(name string, argv ...string) {
 			cmdSpec{dir: work, env: []string{tmp}, name: name, args: argv}.mustRun(t)
 		}
 		var objs []string
 		for _, tu := range tus {
-			run(b.cxx, args(rdc, "-c", cudaToolkitSrc(t, tu+".cu"), "-o", tu+".o")...)
+			run(cxx, args(rdc, "-c", cudaToolkitSrc(t, tu+".cu"), "-o", tu+".o")...)
 			objs = append(objs, tu+".o")
 		}
 		// CMake's device link (CMAKE_CUDA_DEVICE_LINK_COMPILE for clang).
@@ -131,15 +127,12 @@ func TestCUDAOldDriverRDCLikeClang(t *testing.T) {
 		}
 		run(tk.Fatbinary, "-64", "-cmdline=--compile-only", "-compress-all", "-link", "--embedded-fatbin="+filepath.Join(work, "fatbin.h"),
 			"-im=profile=sm_80,file=sm_80.cubin", "-im=profile=sm_90,file=sm_90.cubin")
-		run(b.cxx, "--offload-arch="+strings.Join(archs, ","), "-D__CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__",
+		run(cxx, "--offload-arch="+strings.Join(archs, ","), "-D__CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__",
 			"-D__NV_EXTRA_INITIALIZATION=", "-D__NV_EXTRA_FINALIZATION=",
 			`-DREGISTERLINKBINARYFILE="`+filepath.Join(work, "register.h")+`"`, `-DFATBINFILE="`+filepath.Join(work, "fatbin.h")+`"`,
 			"-x", "cuda", "-c", stubSrc, "-o", "cmake_device_link.o")
-		run(b.cxx, args(objs, "cmake_device_link.o", "-lcudart", "-o", "prog")...)
-		if err := os.Rename(work, filepath.Join(root, b.name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+		run(cxx, args(objs, "cmake_device_link.o", "-lcudart", "-o", "prog")...)
+	})
 	compared := sameFiles(t, root, func(string) bool { return true })
 	for _, want := range []string{"rdc_shared.o", "cmake_device_link.o", "prog"} {
 		if !slices.Contains(compared, want) {
