@@ -91,6 +91,11 @@ func Main(ctx context.Context, inv *Invocation) int {
 		fmt.Fprint(inv.Stdout, helpText(inv.prog()))
 		return 0
 	}
+	if base := inv.baseDir(); base != "" {
+		if cwd, err := os.Getwd(); err == nil {
+			opts.rebase(base, filepath.Clean(cwd))
+		}
+	}
 	warning, err := checkSYCLBIN(opts)
 	if err != nil {
 		return inv.errorf("%v", err)
