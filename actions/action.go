@@ -173,11 +173,11 @@ type Action struct {
 	// directory (OpenMP front ends for stable kernel names: see
 	// -working-directory in their commands).
 	Dir string
-	// DiagnosticDir, when set, is the directory the relative file names
-	// in the command's diagnostics and dependency file are relative to:
-	// they are written joined to it, so that they name the files the user
-	// named by absolute paths.
-	DiagnosticDir string
+	// FileNames, when set, renames the files the command names in its
+	// diagnostics, dependency files and include graph to the names the
+	// user's command line gives them (the OpenMP front ends of stable
+	// kernel names know them by other names).
+	FileNames NameMap
 	// KeyArgs, for an in-process step without a Command, are the
 	// parameters that, with its inputs' contents, decide its outputs: the
 	// build cache keys the step by them. A step with neither is not

@@ -107,10 +107,13 @@ type IncludeGraph struct {
 // a.IncludeGraph names, once each.
 func ReadDiscovered(a *Action) ([]string, error) {
 	files, err := ReadDepFile(a.DepFile)
+	for i, f := range files {
+		files[i] = a.FileNames.Rename(f)
+	}
 	if err != nil || a.IncludeGraph == nil {
 		return files, err
 	}
-	more, err := a.IncludeGraph.Read(a.DiagnosticDir)
+	more, err := a.IncludeGraph.Read(a.FileNames)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +134,9 @@ func ReadDiscovered(a *Action) ([]string, error) {
 // files that exist. A name clang stripped the sysroot from stands for the
 // sysroot joined to it, or for itself when it does not start with the
 // sysroot: of those, the files that exist (all of them when none does, so
-// that a file read and then removed is not forgotten). A relative name is
-// joined to dir when dir is not "" (see JoinDiagnosticDir).
-func (g *IncludeGraph) Read(dir string) ([]string, error) {
+// that a file read and then removed is not forgotten). Names are renamed
+// by rename first.
+func (g *IncludeGraph) Read(rename NameMap) ([]string, error) {
 	data, err := os.ReadFile(g.Path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the include graph: %v", err)
@@ -155,9 +158,7 @@ func (g *IncludeGraph) Read(dir string) ([]string, error) {
 			names = append(names, label)
 		}
 		for i, n := range names {
-			if dir != "" {
-				names[i] = JoinDiagnosticDir(dir, n)
-			}
+			names[i] = rename.Rename(n)
 		}
 		found := false
 		for _, n := range names {

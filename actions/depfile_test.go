@@ -104,7 +104,7 @@ func TestIncludeGraphRead(t *testing.T) {
 	abs := strings.TrimPrefix(root, "/")
 	write(dotOf(abs+"/src/local.h", abs+"/usr/include/both.h", abs+"/src/local.h", abs+"/gone.h"))
 	g := &IncludeGraph{Path: graph, Sysroot: "/"}
-	got, err := g.Read("")
+	got, err := g.Read(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +114,11 @@ func TestIncludeGraphRead(t *testing.T) {
 	}
 
 	// Under -isysroot, a name may be the sysroot's or stand for itself
-	// (here relative, to the diagnostic directory root).
+	// (here relative, renamed to names under root).
 	sysroot := filepath.Join(root, "sysroot") + "/"
 	write(dotOf("usr/include/both.h", "usr/include/only_in_sysroot.h", "src/local.h"))
 	g = &IncludeGraph{Path: graph, Sysroot: sysroot, Forced: []string{"forced.h", filepath.Join(root, "src", "forced.h"), filepath.Join(root, "sys", "forced.h")}}
-	got, err = g.Read(root)
+	got, err = g.Read(NameMap{{From: "src/", To: root + "/src/"}, {From: "usr/", To: root + "/usr/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestIncludeGraphRead(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("-isysroot: got %q, want %q", got, want)
 	}
-	if _, err := (&IncludeGraph{Path: filepath.Join(root, "missing.dot"), Sysroot: "/"}).Read(""); err == nil {
+	if _, err := (&IncludeGraph{Path: filepath.Join(root, "missing.dot"), Sysroot: "/"}).Read(nil); err == nil {
 		t.Error("a missing graph: no error")
 	}
 }

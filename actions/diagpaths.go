@@ -12,19 +12,32 @@ import (
 	"github.com/offcc/offcc/internal/atomicfile"
 )
 
-// JoinDiagnosticDir returns the file name clang would have printed for
-// name had it been given the file as an absolute path under dir: name
-// itself when it is absolute or not a file (<built-in>), else dir joined
-// to it as text (clang keeps a "src/../x.h" as it found it).
-func JoinDiagnosticDir(dir, name string) string {
-	if name == "" || strings.HasPrefix(name, "/") || strings.HasPrefix(name, "<") || name == "-" {
-		return name
+// NameMap renames the files a command names in what it prints and
+// writes (diagnostics, dependency files, include graphs) when offcc gave
+// it other names for them than the user's: the OpenMP front ends of
+// stable kernel names know each file by a longer spelling of the user's
+// name (see driver/stable.go). A nil map renames nothing.
+type NameMap []NameRule
+
+// NameRule replaces the prefix From of a name by To.
+type NameRule struct {
+	From, To string
+}
+
+// Rename returns name with the From of the first rule it starts with
+// replaced by that rule's To; names no rule matches stay. A rule with an
+// empty From matches relative names only (not clang's own names such as
+// <built-in> either).
+func (m NameMap) Rename(name string) string {
+	for _, r := range m {
+		if r.From == "" && (name == "" || name[0] == '/' || name[0] == '<') {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(name, r.From); ok {
+			return r.To + rest
+		}
 	}
-	name = strings.TrimPrefix(name, "./")
-	if name == "." || name == "" {
-		return dir
-	}
-	return strings.TrimSuffix(dir, "/") + "/" + name
+	return name
 }
 
 // diagLocationRE matches the file name a diagnostic line starts with: any
@@ -36,27 +49,27 @@ var diagLocationRE = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // RewriteDiagnosticLine returns line with the file name it starts with
-// (see diagLocationRE) joined to dir by JoinDiagnosticDir.
-func RewriteDiagnosticLine(dir string, line []byte) []byte {
+// (see diagLocationRE) renamed by m.
+func (nm NameMap) RewriteDiagnosticLine(line []byte) []byte {
 	m := diagLocationRE().FindSubmatchIndex(line)
 	if m == nil {
 		return line
 	}
 	name := string(line[m[4]:m[5]])
-	joined := JoinDiagnosticDir(dir, name)
-	if joined == name {
+	renamed := nm.Rename(name)
+	if renamed == name {
 		return line
 	}
-	out := make([]byte, 0, len(line)+len(dir)+1)
+	out := make([]byte, 0, len(line)+len(renamed))
 	out = append(out, line[:m[4]]...)
-	out = append(out, joined...)
+	out = append(out, renamed...)
 	return append(out, line[m[5]:]...)
 }
 
 // diagnosticWriter passes clang's diagnostics on line by line, with the
-// file names they start with joined to dir.
+// file names they start with renamed by names.
 type diagnosticWriter struct {
-	dir  string
+	names NameMap
 	w    io.Writer
 	line []byte
 }
@@ -71,7 +84,7 @@ func (d *diagnosticWriter) Write(p []byte) (int, error) {
 		}
 		d.line = append(d.line, p[:i+1]...)
 		p = p[i+1:]
-		if _, err := d.w.Write(RewriteDiagnosticLine(d.dir, d.line)); err != nil {
+		if _, err := d.w.Write(d.names.RewriteDiagnosticLine(d.line)); err != nil {
 			return n, err
 		}
 		d.line = d.line[:0]
@@ -84,7 +97,7 @@ func (d *diagnosticWriter) Close() error {
 	if len(d.line) == 0 {
 		return nil
 	}
-	_, err := d.w.Write(RewriteDiagnosticLine(d.dir, d.line))
+	_, err := d.w.Write(d.names.RewriteDiagnosticLine(d.line))
 	d.line = nil
 	return err
 }
@@ -191,9 +204,9 @@ func writeDepName(b *bytes.Buffer, name string) {
 }
 
 // rewriteDepFile rewrites the dependency file path that the command argv
-// wrote with its relative file names joined to dir, as clang writes it for
+// wrote with its file names renamed by names, as clang writes it for
 // the same files named by absolute paths.
-func rewriteDepFile(path string, argv []string, dir string) error {
+func rewriteDepFile(path string, argv []string, names NameMap) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("cannot read dependency file: %v", err)
@@ -201,9 +214,9 @@ func rewriteDepFile(path string, argv []string, dir string) error {
 	o := DepFileOptionsOf(argv)
 	files := ParseDepFile(string(data))
 	for i, f := range files {
-		files[i] = JoinDiagnosticDir(dir, f)
+		files[i] = names.Rename(f)
 	}
-	o.Input = JoinDiagnosticDir(dir, o.Input)
+	o.Input = names.Rename(o.Input)
 	return atomicfile.WriteFunc(path, 0o666, func(w io.Writer) error {
 		_, err := w.Write(FormatDepFile(o, files))
 		return err

@@ -6,20 +6,26 @@ import (
 	"testing"
 )
 
+// testNames renames as a stable-names front end of an absolute source
+// /b/src/main.c compiled in /w does.
+var testNames = NameMap{{From: ".//./../b/src/", To: "/b/src/"}, {From: ".//./", To: ""}}
+
 func TestRewriteDiagnosticLine(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"src/k.h:3:7: warning: unused variable 'x' [-Wunused-variable]\n", "/b/src/k.h:3:7: warning: unused variable 'x' [-Wunused-variable]\n"},
-		{"In file included from src/main.c:3:\n", "In file included from /b/src/main.c:3:\n"},
-		{"\x1b[1msrc/k.h:3:7: \x1b[0m\x1b[0;1;35mwarning: \x1b[0m", "\x1b[1m/b/src/k.h:3:7: \x1b[0m\x1b[0;1;35mwarning: \x1b[0m"},
-		{"./k.h:1:1: error: x\n", "/b/k.h:1:1: error: x\n"},
-		{"src/../inc/u.h:2:1: note: here\n", "/b/src/../inc/u.h:2:1: note: here\n"},
+		{".//./src/k.h:3:7: warning: unused variable 'x' [-Wunused-variable]\n", "src/k.h:3:7: warning: unused variable 'x' [-Wunused-variable]\n"},
+		{"In file included from .//./../b/src/main.c:3:\n", "In file included from /b/src/main.c:3:\n"},
+		{"\x1b[1m.//./src/k.h:3:7: \x1b[0m\x1b[0;1;35mwarning: \x1b[0m", "\x1b[1msrc/k.h:3:7: \x1b[0m\x1b[0;1;35mwarning: \x1b[0m"},
+		{".//././k.h:1:1: error: x\n", "./k.h:1:1: error: x\n"},
+		{".//./../b/src/../inc/u.h:2:1: note: here\n", "/b/src/../inc/u.h:2:1: note: here\n"},
+		// A name the command did not give: another spelling stays.
+		{"./k.h:1:1: error: x\n", "./k.h:1:1: error: x\n"},
 		// Absolute names, clang's own and source lines stay.
 		{"/usr/include/stdio.h:1:1: warning: w\n", "/usr/include/stdio.h:1:1: warning: w\n"},
 		{"<built-in>:1:9: note: previous definition\n", "<built-in>:1:9: note: previous definition\n"},
 		{"    3 |   int x: 1;\n", "    3 |   int x: 1;\n"},
 		{"1 warning generated.\n", "1 warning generated.\n"},
 	} {
-		if got := string(RewriteDiagnosticLine("/b", []byte(tc.in))); got != tc.want {
+		if got := string(testNames.RewriteDiagnosticLine([]byte(tc.in))); got != tc.want {
 			t.Errorf("RewriteDiagnosticLine(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -27,12 +33,12 @@ func TestRewriteDiagnosticLine(t *testing.T) {
 
 func TestDiagnosticWriterSplitsLines(t *testing.T) {
 	var out []byte
-	w := &diagnosticWriter{dir: "/b", w: writerFunc(func(p []byte) (int, error) { out = append(out, p...); return len(p), nil })}
-	for _, part := range []string{"sr", "c/a.c:1:2: error: e\nsrc/b", ".c:3:4: note: n"} {
+	w := &diagnosticWriter{names: testNames, w: writerFunc(func(p []byte) (int, error) { out = append(out, p...); return len(p), nil })}
+	for _, part := range []string{".//./sr", "c/a.c:1:2: error: e\n.//./../b/src/b", ".c:3:4: note: n"} {
 		w.Write([]byte(part))
 	}
 	w.Close()
-	if want := "/b/src/a.c:1:2: error: e\n/b/src/b.c:3:4: note: n"; string(out) != want {
+	if want := "src/a.c:1:2: error: e\n/b/src/b.c:3:4: note: n"; string(out) != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }
@@ -60,13 +66,13 @@ func TestFormatDepFile(t *testing.T) {
 func TestRewriteDepFile(t *testing.T) {
 	dir := t.TempDir()
 	d := filepath.Join(dir, "m.d")
-	os.WriteFile(d, []byte("m.o: src/m.c src/k.h /usr/include/stdio.h\n"), 0o644)
-	argv := []string{"clang", "-cc1", "-dependency-file", d, "-MT", "m.o", "-x", "c", "src/m.c"}
-	if err := rewriteDepFile(d, argv, "/base/dir"); err != nil {
+	os.WriteFile(d, []byte("m.o: .//./src/m.c .//./src/k.h .//./../b/src/k.h /usr/include/stdio.h\n"), 0o644)
+	argv := []string{"clang", "-cc1", "-dependency-file", d, "-MT", "m.o", "-x", "c", ".//./src/m.c"}
+	if err := rewriteDepFile(d, argv, testNames); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(d)
-	want := "m.o: /base/dir/src/m.c /base/dir/src/k.h /usr/include/stdio.h\n"
+	want := "m.o: src/m.c src/k.h /b/src/k.h /usr/include/stdio.h\n"
 	if string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -226,27 +226,27 @@ func (sh *Shell) isPublished(path string) bool {
 }
 
 // forDiagnostics returns the Shell a's command prints through: one whose
-// standard error joins relative file names to a.DiagnosticDir when that
-// is set (see FinishDepFiles), and a function that flushes it.
+// standard error renames files by a.FileNames when that is set (see
+// FinishDepFiles), and a function that flushes it.
 func (sh *Shell) forDiagnostics(a *Action) (*Shell, func()) {
-	if a.DiagnosticDir == "" {
+	if a.FileNames == nil {
 		return sh, func() {}
 	}
-	dw := &diagnosticWriter{dir: a.DiagnosticDir, w: sh.err}
+	dw := &diagnosticWriter{names: a.FileNames, w: sh.err}
 	return sh.forAction(sh.out, dw), func() { dw.Close() }
 }
 
 // FinishDepFiles rewrites the dependency files a's command wrote, after it
-// succeeded, when a.DiagnosticDir is set: their relative file names are
-// joined to it, as clang writes them for files named by absolute paths.
+// succeeded, when a.FileNames is set: their file names are renamed by it,
+// to the names the user's command line gives the files.
 func FinishDepFiles(a *Action) error {
-	if a.DiagnosticDir == "" {
+	if a.FileNames == nil {
 		return nil
 	}
 	argv := a.Command
 	for i := 1; i+1 < len(argv); i++ {
 		if argv[i] == "-dependency-file" && argv[i+1] != "-" && !strings.HasPrefix(argv[i+1], "/dev/") {
-			if err := rewriteDepFile(argv[i+1], argv, a.DiagnosticDir); err != nil {
+			if err := rewriteDepFile(argv[i+1], argv, a.FileNames); err != nil {
 				return err
 			}
 		}

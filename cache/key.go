@@ -248,9 +248,9 @@ func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	if a.Argv0 != "" {
 		k.add("argv0", a.Argv0)
 	}
-	if a.DiagnosticDir != "" {
+	for _, r := range a.FileNames {
 		// (Named in the diagnostics and dependency files written.)
-		k.add("diagnostic-dir", a.DiagnosticDir)
+		k.add("file-names", r.From, r.To)
 	}
 	for _, kv := range a.Env {
 		k.add("action-env", kv)

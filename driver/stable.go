@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,31 +14,45 @@ import (
 	"github.com/offcc/offcc/options"
 )
 
-// Stable OpenMP kernel names.
+// Stable OpenMP kernel names: one identity per translation unit.
 //
 // clang names an OpenMP kernel (and each offload entry) after the file its
 // target region is in: __omp_offloading_<dev>_<file>_<function>_l<line>.
 // When the file exists, <dev> and <file> are the file's device and inode
-// numbers, so two checkouts of the same code give different objects. When
-// the name clang knows the file by does not exist on disk, clang 21 and
-// later take a hash of that name instead, with device 0xdeadf17e.
+// numbers, so two checkouts of the same code give different objects, and
+// one file compiled twice with different macros gives one name to two
+// different kernels. When the name clang knows the file by does not exist
+// on disk, clang 21 and later take a hash of that name instead, with
+// device 0xdeadf17e.
 //
 // offcc compiles every OpenMP front end (the host's and each device's)
-// with "-working-directory W", run in an empty directory of its own: clang
-// finds each file through the working directory as usual, while the
-// relative name it knows the file by names nothing from where the process
-// runs, so the kernel names come from the relative names alone. Files
-// named by absolute paths keep clang's inode names.
+// with "-working-directory W" (W is offcc's working directory), run in an
+// empty directory of its own: clang finds each file through W as usual,
+// while the relative name it knows the file by names nothing from where
+// the process runs, so kernel names come from names alone. Each name the
+// command gives relatively (the source, its include directories) is
+// given to clang behind a prefix made of "." and "/" only, which names the
+// same directory but spells the translation unit's identity: a digest of
+// the source's place (its canonical path relative to the base directory
+// when it lies under it, else absolute), of the working directory's place
+// and of the command's semantic options (what clang's CUID hashes, less
+// outputs and offcc's own options). Computed once per source, it is the
+// same for the host and every device. Two different sources, or one
+// source under different macros or options, never share a kernel name;
+// the same tree under the same options gives the same names in every
+// checkout under a base directory (see rebase.go, which has made the
+// command's paths under it relative before this).
 //
-// W is offcc's working directory when the command names its sources and
-// include directories relatively (the names are those of the command
-// line, and everything clang prints is exactly what it prints without
-// offcc). When the command names them by absolute paths under
-// OFFCC_BASE_DIR (as CMake does), W is the base directory and those paths
-// are given to clang relative to it, as ccache's base_dir does;
-// -fmacro-prefix-map and -fdebug-prefix-map then give __FILE__ and the
-// debug information the absolute paths back, and offcc writes them back
-// into diagnostics and dependency files.
+// A source named by an absolute path is given as the prefix followed by
+// its path relative to W. Headers found through absolute include
+// directories keep clang's inode names (they are unique).
+//
+// What clang prints and writes about the files it names by the prefixed
+// names is renamed back: -fmacro-prefix-map and -fdebug-prefix-map give
+// __FILE__, the debug information and OpenMP's source locations the
+// user's names, -fsanitize-undefined-strip-path-components strips the
+// prefix from UBSan's, and offcc renames files in diagnostics and
+// dependency files (actions.NameMap).
 
 // stableNamesMinClang is the first clang major version that hashes the
 // name of a file it cannot find (LLVM PR 131646); older ones stop with
@@ -45,24 +60,36 @@ import (
 const stableNamesMinClang = 21
 
 // stableDepth is how deep below the build's temporary directory the empty
-// directory OpenMP front ends run in lies: a relative name would have to
-// climb further than this to reach a file from there.
+// directory OpenMP front ends run in lies at least: a relative name would
+// have to climb further than this to reach a file from there (names that
+// climb further get a deeper one).
 const stableDepth = 12
+
+// identityBits is how many bits of a translation unit's digest its
+// prefix spells (clang's file IDs have 32).
+const identityBits = 32
 
 // stableNames says how offcc names OpenMP kernels for one command line.
 type stableNames struct {
 	// cwd is offcc's working directory, absolute and clean.
 	cwd string
-	// base is OFFCC_BASE_DIR, absolute and clean, or "".
+	// base is the base directory, absolute and clean, or "".
 	base string
 	// runDir is the empty directory front ends run in.
 	runDir string
+	// options are the command's semantic options, rendered (see
+	// semanticOptions).
+	options []string
+	// relative is set when the command names a file or directory it
+	// reads relatively: the working directory's place is then part of
+	// each translation unit's identity.
+	relative bool
 }
 
-// stableRunDir returns the empty directory below tempDir that stable
-// OpenMP front ends run in.
-func stableRunDir(tempDir string) string {
-	return filepath.Join(append([]string{tempDir, "stable-names"}, slices.Repeat([]string{"d"}, stableDepth-1)...)...)
+// stableRunDir returns the empty directory below tempDir, depth levels
+// deep, that stable OpenMP front ends run in.
+func stableRunDir(tempDir string, depth int) string {
+	return filepath.Join(append([]string{tempDir, "stable-names"}, slices.Repeat([]string{"d"}, depth-1)...)...)
 }
 
 // clangMajor returns the major version in clang's version header line
@@ -79,14 +106,121 @@ func clangMajor(header []string) int {
 
 var clangVersionRE = regexp.MustCompile(`clang version (\d+)\.`)
 
+// semanticOptions returns what of a command line decides its translation
+// units' code, for their identity: every argument clang's CUID hashes
+// (rendered as clang renders it) but the inputs, the files and
+// directories written, the dependency-file options and those that only
+// change how clang prints.
+func semanticOptions(args []*options.Arg) []string {
+	var out []string
+	for _, a := range args {
+		if a.IsInput() {
+			continue
+		}
+		switch a.Option.Value {
+		case options.WriteFile, options.WriteDir:
+			continue
+		}
+		switch a.Option.ID {
+		case "M", "MM", "MD", "MMD", "MG", "MP", "MT", "MQ", "MV", "dumpdir",
+			"_HASH_HASH_HASH", "ccc_print_bindings", "ccc_print_phases", "v",
+			"fcolor_diagnostics", "fno_color_diagnostics", "fdiagnostics_color_EQ",
+			// Which devices get images: each image is the same whichever
+			// others there are, so adding one reruns only its compile.
+			"offload_arch_EQ", "no_offload_arch_EQ", "fopenmp_targets_EQ", "offload_targets_EQ":
+			continue
+		case "Xopenmp_target", "Xopenmp_target_EQ", "Xarch__", "Xarch_device":
+			if v := a.Values[len(a.Values)-1]; strings.HasPrefix(v, "--offload-arch=") || strings.HasPrefix(v, "-march=") || strings.HasPrefix(v, "--cuda-gpu-arch=") {
+				continue
+			}
+		}
+		out = append(out, a.Typed().String())
+	}
+	return out
+}
+
+// readsRelatively reports whether a command line names a file or
+// directory it reads (an input, an include directory) by a relative path.
+func readsRelatively(args []*options.Arg) bool {
+	for _, a := range args {
+		switch {
+		case a.IsInput():
+		case a.Option.Value == options.ReadFile || a.Option.Value == options.SearchDir:
+		default:
+			continue
+		}
+		for _, v := range a.Values {
+			if v != "" && v != "-" && !filepath.IsAbs(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// place returns where the file or directory p (relative to the working
+// directory, or absolute) lies, for an identity: its canonical path
+// relative to the base directory when it lies under it, else its
+// canonical absolute path.
+func (s stableNames) place(p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.cwd, p)
+	}
+	p = canonical(filepath.Clean(p))
+	if s.base != "" {
+		base := canonical(s.base)
+		if under(p, base) {
+			rel, _ := filepath.Rel(base, p)
+			return "base:" + rel
+		}
+	}
+	return p
+}
+
+// canonical returns p with its symbolic links resolved, or p when that
+// fails.
+func canonical(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
+}
+
+// prefix returns the spelling of the identity of the translation unit of
+// source: one "." then one to four "/" for each two bits of its digest,
+// then a last "." (see the prefixes of rewrite).
+func (s stableNames) prefix(source string) string {
+	h := sha256.New()
+	cwd := ""
+	if s.relative {
+		cwd = s.place(s.cwd)
+	}
+	fmt.Fprintf(h, "offcc translation unit v1\x00%s\x00%s\x00", s.place(source), cwd)
+	for _, o := range s.options {
+		fmt.Fprintf(h, "%s\x00", o)
+	}
+	sum := h.Sum(nil)
+	var b strings.Builder
+	for i := 0; i < identityBits/2; i++ {
+		digit := sum[i/4] >> (2 * (i % 4)) & 3
+		b.WriteByte('.')
+		b.WriteString(strings.Repeat("/", int(digit)+1))
+	}
+	b.WriteByte('.')
+	return b.String()
+}
+
+// prefixComponents is how many path components a prefix has.
+const prefixComponents = identityBits/2 + 1
+
 // stableFrontEnd is the rewrite of one OpenMP front end.
 type stableFrontEnd struct {
 	a       *actions.Action
 	command []string
-	// diagDir is set when clang sees paths relative to the base directory
-	// the user gave as absolute: diagnostics and dependency files name
-	// them joined to it.
-	diagDir string
+	names   actions.NameMap
+	// climb is how many directories the names clang is given climb
+	// ("..") from the working directory.
+	climb int
 }
 
 // isOpenMPFrontEnd reports whether a is an OpenMP compile whose kernel
@@ -98,53 +232,48 @@ func isOpenMPFrontEnd(a *actions.Action) bool {
 }
 
 // stabilize rewrites every OpenMP front end of g for stable kernel names
-// (see above). All of them change or none do, since the host and the
-// devices must agree on each name; it returns why none did, or "".
-func (s stableNames) stabilize(g *actions.Graph) string {
-	var fes []*actions.Action
-	for _, a := range g.Actions {
-		if isOpenMPFrontEnd(a) {
-			fes = append(fes, a)
-		}
-	}
-	if len(fes) == 0 {
-		return ""
-	}
-	// The base directory applies when a front end names a source or an
-	// include directory by an absolute path under it.
-	useBase := false
-	if s.base != "" {
-		for _, a := range fes {
-			for _, p := range namingPaths(a.Command) {
-				if filepath.IsAbs(p) && under(filepath.Clean(p), s.base) {
-					useBase = true
-				}
-			}
-		}
-	}
+// (see above), running them in a directory below tempDir. All of them
+// change or none do, since the host and the devices must agree on each
+// name; it returns why none did, or "".
+func (s stableNames) stabilize(g *actions.Graph, tempDir string) string {
 	var out []stableFrontEnd
-	for _, a := range fes {
-		fe, why := s.rewrite(a, useBase)
+	climb := 0
+	for _, a := range g.Actions {
+		if !isOpenMPFrontEnd(a) {
+			continue
+		}
+		fe, why := s.rewrite(a)
 		if why != "" {
 			return why
 		}
 		out = append(out, fe)
+		climb = max(climb, fe.climb)
+	}
+	if s.runDir == "" {
+		s.runDir = stableRunDir(tempDir, max(stableDepth, climb+1))
 	}
 	for _, fe := range out {
 		fe.a.Command = fe.command
 		fe.a.Dir = s.runDir
-		fe.a.DiagnosticDir = fe.diagDir
+		fe.a.FileNames = fe.names
 	}
 	return ""
 }
 
 // namingOptions are the cc1 options whose values clang finds files
 // through by name (the header search), so that the names reach kernel
-// names, __FILE__, diagnostics and dependency files: they stay relative.
+// names, __FILE__, diagnostics and dependency files: relative ones get
+// the translation unit's prefix.
 var namingOptions = map[string]bool{
 	"I": true, "iquote": true, "isystem": true, "idirafter": true, "c_isystem": true,
 	"cxx_isystem": true, "objc_isystem": true, "objcxx_isystem": true, "isystem_after": true,
 	"embed_dir_EQ": true, "include": true, "imacros": true,
+}
+
+// prefixMaps are the cc1 options that map the prefixes of file names in
+// what clang writes.
+var prefixMaps = map[string]bool{
+	"fdebug_prefix_map_EQ": true, "fmacro_prefix_map_EQ": true, "fcoverage_prefix_map_EQ": true,
 }
 
 // refusedOptions are cc1 options under which offcc does not rewrite a
@@ -168,34 +297,24 @@ var refusedOptions = map[string]string{
 	"isysroot":              "sysroot-relative include directories",
 }
 
-// namingPaths returns the source and the naming options' values of a
-// cc1 command.
-func namingPaths(argv []string) []string {
-	n := len(argv)
-	if n < 5 || argv[n-3] != "-x" {
-		return nil
-	}
-	paths := []string{argv[n-1]}
-	args, err := options.ClangCC1().Parse(argv[2 : n-3])
-	if err != nil {
-		return paths
-	}
-	for _, a := range args {
-		if namingOptions[a.Option.ID] {
-			paths = append(paths, a.Value())
-		}
-	}
-	return paths
-}
-
 // under reports whether the clean absolute path p is dir or lies in it.
 func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/") || dir == "/"
 }
 
+// climbs returns how many leading ".." a clean relative path has.
+func climbs(rel string) int {
+	n := 0
+	for rel == ".." || strings.HasPrefix(rel, "../") {
+		n++
+		rel = strings.TrimPrefix(strings.TrimPrefix(rel, ".."), "/")
+	}
+	return n
+}
+
 // rewrite returns a's command for stable names, or why it cannot have
 // them.
-func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, string) {
+func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
 	fe := stableFrontEnd{a: a}
 	argv := a.Command
 	n := len(argv)
@@ -209,83 +328,80 @@ func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, s
 	if input == "-" {
 		return fe, "the source is standard input"
 	}
-	wd := s.cwd
-	if useBase {
-		wd = s.base
-		fe.diagDir = s.base
+	args, err := options.ClangCC1().Parse(argv[2 : n-3])
+	if err != nil {
+		return fe, err.Error()
 	}
-	// name returns how clang is to name a file or directory of the
-	// header search.
+	// The names clang is given, behind the translation unit's prefix P
+	// (ending with "."): P + "//" + the user's relative names; P + "///"
+	// + the directory of a source named absolutely, relative to the
+	// working directory, + "/" + its name. clang names a file it finds
+	// beside a source given without a directory "./<name>": here P +
+	// "/<name>".
+	body := s.prefix(input)
+	prefix, beside, absolute := body+"//", body+"/", body+"///"
+	// name returns how clang is to name a file or directory the user's
+	// command names relatively; absolute ones stay.
 	name := func(p string) string {
-		if !useBase {
+		if filepath.IsAbs(p) {
 			return p
 		}
-		abs := p
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(s.cwd, abs)
-		}
-		abs = filepath.Clean(abs)
-		if under(abs, s.base) {
-			rel, err := filepath.Rel(s.base, abs)
-			if err == nil {
-				return rel
-			}
-		}
-		return abs
+		fe.climb = max(fe.climb, climbs(filepath.Clean(p)))
+		return prefix + p
 	}
-	// absolute returns a path clang opens from the process's directory.
-	absolute := func(p string) string {
+	// inWorkDir returns a path clang opens from the process's directory.
+	inWorkDir := func(p string) string {
 		if p == "" || filepath.IsAbs(p) || p == "-" {
 			return p
 		}
 		return filepath.Join(s.cwd, p)
 	}
-	args, err := options.ClangCC1().Parse(argv[2 : n-3])
-	if err != nil {
-		return fe, err.Error()
-	}
-	cmd := append([]string(nil), argv[:2]...)
-	// The user's maps of paths under the base directory, for the names
-	// clang now has for them.
-	userMaps := map[int]string{}
-	baseMap := map[int]bool{}
-	if useBase {
-		for i, arg := range args {
-			id := arg.Option.ID
-			if id != "fdebug_prefix_map_EQ" && id != "fmacro_prefix_map_EQ" {
-				continue
-			}
-			old, new, ok := strings.Cut(arg.Value(), "=")
-			if !ok || !filepath.IsAbs(old) || !under(filepath.Clean(old), s.base) {
-				continue
-			}
-			from := name(old)
-			switch {
-			case from == ".":
-				// The base directory itself: clang's path goes on with
-				// "/" unless the map's prefix ended with one.
-				from = ""
-				if !strings.HasSuffix(old, "/") {
-					new += "/"
-				}
-				baseMap[i] = id == "fdebug_prefix_map_EQ"
-			case strings.HasSuffix(old, "/"):
-				from += "/"
-			}
-			userMaps[i] = arg.Spelling + from + "=" + new
+	// The renames, most specific first. clang strips a leading run of
+	// "./" and "/" from the names it writes in dependency files (and
+	// from the main file's name in the debug information): there a
+	// source named absolutely is named relative to the working
+	// directory, and stripped renames it.
+	inputName := name(input)
+	var renames, stripped []actions.NameRule
+	var debugMaps []string
+	if filepath.IsAbs(input) {
+		rel, err := filepath.Rel(s.cwd, filepath.Clean(input))
+		if err != nil {
+			return fe, err.Error()
 		}
-		// The debug information and __FILE__ name the files the user
-		// named: clang's relative names map back under the base
-		// directory, absolute ones stay ("/" maps to itself). The
-		// user's maps win: -fdebug-prefix-map takes the last match, so
-		// ours come first; -fmacro-prefix-map the longest prefix, the
-		// first given of equal ones, so ours come last.
-		cmd = append(cmd, "-fdebug-prefix-map="+"="+s.base+"/", "-fdebug-prefix-map=/=/")
+		fe.climb = max(fe.climb, climbs(rel))
+		relDir, dir := filepath.Dir(rel), filepath.Dir(filepath.Clean(input))
+		inputName = absolute + relDir + "/" + filepath.Base(rel)
+		renames = append(renames, actions.NameRule{From: absolute + relDir, To: strings.TrimSuffix(dir, "/")})
+		if relDir == "." {
+			// (An empty From renames relative names only.)
+			stripped = append(stripped, actions.NameRule{From: "", To: s.cwd + "/"})
+			debugMaps = append(debugMaps, "="+s.cwd+"/", "/=/")
+		} else {
+			stripped = append(stripped, actions.NameRule{From: relDir + "/", To: strings.TrimSuffix(dir, "/") + "/"})
+			debugMaps = append(debugMaps, relDir+"="+dir)
+		}
 	}
-	// absMaps are the user's -fdebug-prefix-map words of absolute paths
-	// so far.
-	var absMaps []string
-	for i, arg := range args {
+	renames = append(renames, actions.NameRule{From: prefix, To: ""}, actions.NameRule{From: beside, To: "./"})
+	fe.names = slices.Concat(renames, stripped)
+	// The debug information names the directory of files found beside
+	// a source given without a directory: P, clang's ".".
+	debugMaps = append(debugMaps, body+"=.")
+	for i := len(renames) - 1; i >= 0; i-- {
+		debugMaps = append(debugMaps, renames[i].From+"="+renames[i].To)
+	}
+
+	cmd := append([]string(nil), argv[:2]...)
+	// __FILE__ and the debug information name the files as the user's
+	// command does: -fdebug-prefix-map takes the last match, so offcc's
+	// maps come first and the user's after them; -fmacro-prefix-map the
+	// longest prefix, and the user's relative ones are given again
+	// behind the prefix.
+	for _, m := range debugMaps {
+		cmd = append(cmd, "-fdebug-prefix-map="+m)
+	}
+	ubsanSet := false
+	for _, arg := range args {
 		words := arg.Words(argv[2:])
 		id := arg.Option.ID
 		if why, ok := refusedOptions[id]; ok {
@@ -294,49 +410,67 @@ func (s stableNames) rewrite(a *actions.Action, useBase bool) (stableFrontEnd, s
 		switch {
 		case arg.IsUnknown() || arg.IsInput():
 			return fe, fmt.Sprintf("the compile has an argument offcc cannot read: %s", arg.Value())
-		case (id == "include" || id == "imacros") && useBase && !filepath.IsAbs(arg.Value()) && !exists(filepath.Join(s.cwd, arg.Value())):
+		case (id == "include" || id == "imacros") && !filepath.IsAbs(arg.Value()) && !exists(filepath.Join(s.cwd, arg.Value())):
 			// clang looks a relative forced include up in the working
 			// directory, then in the include path: not in the working
 			// directory, it is left for the include path (clang's own
 			// -include __clang_openmp_device_functions.h).
 		case namingOptions[id]:
 			words = replaceValue(arg, words, name(arg.Value()))
-		case id == "o":
-			if useBase {
-				words = replaceValue(arg, words, absolute(arg.Value()))
+		case prefixMaps[id]:
+			// The user's map, and for a relative prefix the same map
+			// of the names clang now has.
+			if old, new, ok := strings.Cut(arg.Value(), "="); ok && old != "" {
+				words = slices.Clone(words)
+				for _, m := range userMapOfNames(renames, old, new) {
+					words = append(words, arg.Spelling+m)
+				}
 			}
-		case userMaps[i] != "":
-			// The map stays for the absolute paths clang still sees
-			// (the compilation directory), and maps the relative names.
-			if id == "fdebug_prefix_map_EQ" {
-				absMaps = append(absMaps, words...)
+		case id == "fsanitize_undefined_strip_path_components_EQ":
+			// UBSan's file names lose the prefix's components too.
+			if k, err := strconv.Atoi(arg.Value()); err == nil && k >= 0 {
+				words = []string{arg.Spelling + strconv.Itoa(k+prefixComponents)}
+				ubsanSet = true
+			} else {
+				ubsanSet = true // (kept as the user gave it)
 			}
-			words = append(slices.Clone(words), userMaps[i])
-			if baseMap[i] {
-				// A map of every relative name, which would match
-				// absolute ones too: "/" maps to itself after it, and
-				// the user's maps of absolute paths so far again.
-				words = append(append(words, "-fdebug-prefix-map=/=/"), absMaps...)
-			}
-		case useBase && id == "fdebug_prefix_map_EQ":
-			absMaps = append(absMaps, words...)
 		default:
 			switch arg.Option.Value {
 			case options.ReadFile, options.WriteFile, options.SearchDir, options.WriteDir:
 				if len(arg.Values) != 1 {
 					return fe, fmt.Sprintf("%s takes %d values", arg.Spelling, len(arg.Values))
 				}
-				words = replaceValue(arg, words, absolute(arg.Value()))
+				words = replaceValue(arg, words, inWorkDir(arg.Value()))
 			}
 		}
 		cmd = append(cmd, words...)
 	}
-	if useBase {
-		cmd = append(cmd, "-fmacro-prefix-map=/=/", "-fmacro-prefix-map="+"="+s.base+"/")
+	for _, r := range renames {
+		cmd = append(cmd, "-fmacro-prefix-map="+r.From+"="+r.To)
 	}
-	cmd = append(cmd, "-working-directory", wd, "-x", lang, name(input))
+	if !ubsanSet {
+		cmd = append(cmd, fmt.Sprintf("-fsanitize-undefined-strip-path-components=%d", prefixComponents))
+	}
+	cmd = append(cmd, "-working-directory", s.cwd, "-x", lang, inputName)
 	fe.command = cmd
 	return fe, ""
+}
+
+// userMapOfNames returns the user's map of the prefix old to new as maps
+// of the names clang has for the files (see rewrite): a rename's From
+// followed by X names what clang would name its To followed by X.
+func userMapOfNames(renames []actions.NameRule, old, new string) []string {
+	var out []string
+	for _, r := range renames {
+		switch {
+		case r.To == "" && filepath.IsAbs(old):
+		case strings.HasPrefix(old, r.To):
+			out = append(out, r.From+old[len(r.To):]+"="+new)
+		case strings.HasPrefix(r.To, old):
+			out = append(out, r.From+"="+new+r.To[len(old):])
+		}
+	}
+	return out
 }
 
 // replaceValue returns the words of arg with its one value replaced.
@@ -358,7 +492,7 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 		return
 	}
 	why := ""
-	s := stableNames{runDir: stableRunDir(tempDir)}
+	s := stableNames{base: inv.baseDir(), options: semanticOptions(opts.Args), relative: readsRelatively(opts.Args)}
 	cwd, err := os.Getwd()
 	switch {
 	case err != nil:
@@ -367,12 +501,7 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 		why = fmt.Sprintf("clang %d names kernels only after inodes (clang %d and later hash the names of files they cannot find)", clangMajor(header), stableNamesMinClang)
 	default:
 		s.cwd = filepath.Clean(cwd)
-		if base := inv.getenv("OFFCC_BASE_DIR"); base != "" {
-			if abs, err := filepath.Abs(base); err == nil && base != "/" {
-				s.base = filepath.Clean(abs)
-			}
-		}
-		why = s.stabilize(plan.Graph)
+		why = s.stabilize(plan.Graph, tempDir)
 	}
 	if why != "" && opts.Verbose {
 		fmt.Fprintf(inv.Stderr, "%s: note: OpenMP kernels keep clang's names (after the source files' inodes): %s\n", inv.prog(), why)

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ func frontEnd(kind actions.Kind, argv ...string) *actions.Action {
 }
 
 func TestStabilizeRelative(t *testing.T) {
-	s := stableNames{cwd: "/w/proj", base: "/w/proj", runDir: "/tmp/x/stable-names/d"}
+	s := stableNames{cwd: "/w/proj", runDir: "/tmp/x/stable-names/d", options: []string{"-fopenmp"}}
 	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc",
 		"-I", "include", "-o", "/tmp/x/m.bc", "-x", "c", "src/m.c")
 	dev := frontEnd(actions.DeviceCompile, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-fopenmp-is-target-device",
@@ -21,24 +22,30 @@ func TestStabilizeRelative(t *testing.T) {
 		"-dependency-file", "m.d", "-o", "/tmp/x/d.o", "-x", "c", "src/m.c")
 	other := &actions.Action{Kind: actions.Backend, Offload: actions.OpenMP, Command: []string{"clang", "-cc1", "-o", "m.o", "-x", "ir", "/tmp/x/m.bc"}}
 	g := &actions.Graph{Actions: []*actions.Action{host, dev, other}}
-	if why := s.stabilize(g); why != "" {
+	if why := s.stabilize(g, "/tmp/x"); why != "" {
 		t.Fatalf("stabilize: %s", why)
 	}
-	want := []string{"clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc", "-I", "include",
-		"-o", "/tmp/x/m.bc", "-working-directory", "/w/proj", "-x", "c", "src/m.c"}
+	body := s.prefix("src/m.c")
+	p := body + "//"
+	maps := []string{"-fdebug-prefix-map=" + body + "=.", "-fdebug-prefix-map=" + body + "/=./", "-fdebug-prefix-map=" + p + "="}
+	macroMaps := []string{"-fmacro-prefix-map=" + p + "=", "-fmacro-prefix-map=" + body + "/=./"}
+	want := slices.Concat([]string{"clang", "-cc1"}, maps, []string{"-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc", "-I", p + "include",
+		"-o", "/tmp/x/m.bc"}, macroMaps, []string{"-fsanitize-undefined-strip-path-components=17",
+		"-working-directory", "/w/proj", "-x", "c", p + "src/m.c"})
 	if !slices.Equal(host.Command, want) {
 		t.Errorf("host front end:\n got %q\nwant %q", host.Command, want)
 	}
 	// Files clang opens outside its file manager are named absolutely.
-	wantDev := []string{"clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-fopenmp-is-target-device",
+	wantDev := slices.Concat([]string{"clang", "-cc1"}, maps, []string{"-triple", "x86_64-pc-linux-gnu", "-fopenmp-is-target-device",
 		"-fopenmp-host-ir-file-path", "/tmp/x/m.bc", "-fprofile-instrument-use-path=/w/proj/prof.profdata",
-		"-dependency-file", "/w/proj/m.d", "-o", "/tmp/x/d.o", "-working-directory", "/w/proj", "-x", "c", "src/m.c"}
+		"-dependency-file", "/w/proj/m.d", "-o", "/tmp/x/d.o"}, macroMaps,
+		[]string{"-fsanitize-undefined-strip-path-components=17", "-working-directory", "/w/proj", "-x", "c", p + "src/m.c"})
 	if !slices.Equal(dev.Command, wantDev) {
 		t.Errorf("device compile:\n got %q\nwant %q", dev.Command, wantDev)
 	}
 	for _, a := range []*actions.Action{host, dev} {
-		if a.Dir != s.runDir || a.DiagnosticDir != "" {
-			t.Errorf("%s: Dir %q DiagnosticDir %q", a.Kind, a.Dir, a.DiagnosticDir)
+		if a.Dir != s.runDir || !slices.Equal(a.FileNames, actions.NameMap{{From: p, To: ""}, {From: body + "/", To: "./"}}) {
+			t.Errorf("%s: Dir %q FileNames %q", a.Kind, a.Dir, a.FileNames)
 		}
 	}
 	if other.Dir != "" || slices.Contains(other.Command, "-working-directory") {
@@ -46,31 +53,162 @@ func TestStabilizeRelative(t *testing.T) {
 	}
 }
 
-func TestStabilizeBaseDir(t *testing.T) {
-	s := stableNames{cwd: "/w/proj/build", base: "/w/proj", runDir: "/r"}
-	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-I/w/proj/include", "-I", "gen",
-		"-isystem", "/usr/include/x", "-fmacro-prefix-map=/w/proj/src=SRC", "-o", "k.bc", "-x", "c++", "/w/proj/src/k.cpp")
+// TestIdentityPrefix: the prefix names the working directory, and it
+// differs for two sources, two working directories or two sets of
+// options; under a base directory it depends on places relative to it.
+func TestIdentityPrefix(t *testing.T) {
+	s := stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=1"}, relative: true}
+	p := s.prefix("foo.c")
+	if strings.Trim(p, "./") != "" || filepath.Clean(p+"//x") != "x" || filepath.Clean(p+"/../x") != "../x" {
+		t.Errorf("prefix %q does not name the directory it is put before", p)
+	}
+	if n := strings.Count(p, "."); n != prefixComponents {
+		t.Errorf("prefix %q has %d components, want %d", p, n, prefixComponents)
+	}
+	if p != s.prefix("foo.c") || p != s.prefix("/w/a/foo.c") || p != s.prefix("./foo.c") {
+		t.Error("one source has two prefixes")
+	}
+	other := map[string]string{
+		"another source":            s.prefix("bar.c"),
+		"the same name elsewhere":   stableNames{cwd: "/w/b", options: s.options, relative: true}.prefix("foo.c"),
+		"other macros":              stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=100"}, relative: true}.prefix("foo.c"),
+		"the same name, other dirs": stableNames{cwd: "/w/b", options: s.options, relative: true}.prefix("../a/foo.c"),
+	}
+	for what, q := range other {
+		if q == p && what != "the same name, other dirs" {
+			t.Errorf("%s: the same prefix %q", what, p)
+		}
+	}
+	// The source is the same, the working directory not.
+	if other["the same name, other dirs"] == p {
+		t.Error("two working directories: the same prefix")
+	}
+	// Two checkouts under their base directories: the same places.
+	one := stableNames{cwd: "/c1/proj/build", base: "/c1/proj", options: s.options, relative: true}
+	two := stableNames{cwd: "/c2/x/proj/build", base: "/c2/x/proj", options: s.options, relative: true}
+	if one.prefix("../src/k.c") != two.prefix("../src/k.c") {
+		t.Error("two checkouts under base directories: different prefixes")
+	}
+	if one.prefix("../src/k.c") == one.prefix("../src2/k.c") {
+		t.Error("two sources under one base directory: one prefix")
+	}
+	// A command naming everything absolutely: the working directory is
+	// no part of the identity.
+	abs := stableNames{cwd: "/w/a", options: s.options}
+	if abs.prefix("/w/k.c") != (stableNames{cwd: "/w/b", options: s.options}).prefix("/w/k.c") {
+		t.Error("an absolute command in two directories: two prefixes")
+	}
+}
+
+// TestSemanticOptions: what decides a translation unit's code is in its
+// identity; outputs, dependency files and the choice of devices are not.
+func TestSemanticOptions(t *testing.T) {
+	parse := func(args ...string) []string {
+		t.Helper()
+		o, err := Parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return semanticOptions(o.Args)
+	}
+	base := parse("-fopenmp", "-DS=1", "-O2", "-c", "k.c")
+	for _, same := range [][]string{
+		{"-fopenmp", "-DS=1", "-O2", "-c", "k.c", "-o", "/x/k2.o", "-MD", "-MF", "k.d", "-MT", "k.o"},
+		{"-fopenmp", "-D", "S=1", "-O2", "-c", "k.c", "--offload-arch=gfx90a,gfx942", "-fopenmp-targets=amdgcn-amd-amdhsa"},
+		{"-fopenmp", "-DS=1", "-O2", "-c", "other.c", "-fcolor-diagnostics", "--offload-jobs=3", "-Xopenmp-target=amdgcn-amd-amdhsa", "--offload-arch=gfx90a"},
+	} {
+		if got := parse(same...); !slices.Equal(got, base) {
+			t.Errorf("%q: %q, want %q", same, got, base)
+		}
+	}
+	for _, other := range [][]string{
+		{"-fopenmp", "-DS=100", "-O2", "-c", "k.c"},
+		{"-fopenmp", "-DS=1", "-O3", "-c", "k.c"},
+		{"-fopenmp", "-DS=1", "-O2", "-c", "k.c", "-Xopenmp-target=amdgcn-amd-amdhsa", "-DDEV"},
+		{"-fopenmp", "-DS=1", "-O2", "-c", "k.c", "-Iinc"},
+	} {
+		if got := parse(other...); slices.Equal(got, base) {
+			t.Errorf("%q: the same options as %q", other, base)
+		}
+	}
+}
+
+// TestStabilizeAbsoluteSource: a source named absolutely is given behind
+// the prefix relatively, and renamed back, with the files beside it.
+func TestStabilizeAbsoluteSource(t *testing.T) {
+	s := stableNames{cwd: "/w/proj/build", runDir: "/r"}
+	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-I/usr/include/x", "-I", "gen",
+		"-fmacro-prefix-map=/w/proj/src=SRC", "-fdebug-prefix-map=gen=GEN", "-o", "k.bc", "-x", "c++", "/w/proj/src/k.cpp")
 	g := &actions.Graph{Actions: []*actions.Action{host}}
-	if why := s.stabilize(g); why != "" {
+	if why := s.stabilize(g, "/t"); why != "" {
 		t.Fatalf("stabilize: %s", why)
 	}
+	body := s.prefix("/w/proj/src/k.cpp")
+	p, abs := body+"//", body+"///"
 	got := strings.Join(host.Command, " ")
 	for _, want := range []string{
-		// Paths under the base directory become relative to it; the
-		// command's relative ones too; others stay.
-		"-Iinclude", "-I build/gen", "-isystem /usr/include/x", "-x c++ src/k.cpp",
-		"-working-directory /w/proj", "-o /w/proj/build/k.bc",
-		// __FILE__ and the debug information map back; the user's map
-		// also maps the relative name, after (so it wins).
-		"-cc1 -fdebug-prefix-map==/w/proj/ -fdebug-prefix-map=/=/ -I",
-		"-fmacro-prefix-map=/w/proj/src=SRC -fmacro-prefix-map=src=SRC", "-fmacro-prefix-map=/=/ -fmacro-prefix-map==/w/proj/ -working-directory",
+		"-I/usr/include/x", "-I " + p + "gen", "-x c++ " + abs + "../src/k.cpp",
+		"-working-directory /w/proj/build", "-o /w/proj/build/k.bc",
+		// The debug information and __FILE__ map back, the specific
+		// map winning; the user's maps also map the names clang has.
+		"-cc1 -fdebug-prefix-map=../src=/w/proj/src -fdebug-prefix-map=" + body + "=. -fdebug-prefix-map=" + body + "/=./ -fdebug-prefix-map=" + p + "= -fdebug-prefix-map=" + abs + "../src=/w/proj/src -I",
+		"-fmacro-prefix-map=/w/proj/src=SRC -fmacro-prefix-map=" + abs + "../src=SRC -fdebug-prefix-map=gen=GEN -fdebug-prefix-map=" + p + "gen=GEN -o",
+		"-fmacro-prefix-map=" + abs + "../src=/w/proj/src -fmacro-prefix-map=" + p + "= -fmacro-prefix-map=" + body + "/=./ ",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the command lacks %q:\n%s", want, got)
 		}
 	}
-	if host.DiagnosticDir != "/w/proj" {
-		t.Errorf("DiagnosticDir %q, want the base directory", host.DiagnosticDir)
+	wantNames := actions.NameMap{{From: abs + "../src", To: "/w/proj/src"}, {From: p, To: ""}, {From: body + "/", To: "./"},
+		{From: "../src/", To: "/w/proj/src/"}}
+	if !slices.Equal(host.FileNames, wantNames) {
+		t.Errorf("FileNames %q, want %q", host.FileNames, wantNames)
+	}
+	for name, want := range map[string]string{abs + "../src/k.cpp": "/w/proj/src/k.cpp", abs + "../src/k.h": "/w/proj/src/k.h",
+		abs + "../src/sub/../k.h": "/w/proj/src/sub/../k.h", p + "gen/g.h": "gen/g.h", "/usr/include/x/y.h": "/usr/include/x/y.h",
+		body + "/k.h": "./k.h",
+		// (Dependency files name the files beside the source without
+		// the prefix.)
+		"../src/k.h": "/w/proj/src/k.h"} {
+		if got := host.FileNames.Rename(name); got != want {
+			t.Errorf("Rename(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestStabilizeClimbs: names that climb further than the run directory
+// lies deep get a deeper one, so that they still name nothing from it.
+func TestStabilizeClimbs(t *testing.T) {
+	s := stableNames{cwd: "/w", options: nil}
+	deep := "../../../../../../../../../../../../../../../x/k.c"
+	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-o", "/t/k.bc", "-x", "c", deep)
+	if why := s.stabilize(&actions.Graph{Actions: []*actions.Action{host}}, "/t"); why != "" {
+		t.Fatal(why)
+	}
+	if n := strings.Count(strings.TrimPrefix(host.Dir, "/t"), "/"); n <= 15 {
+		t.Errorf("run directory %q is %d deep for a name climbing 15", host.Dir, n)
+	}
+}
+
+func TestUBSanStripsThePrefix(t *testing.T) {
+	s := stableNames{cwd: "/w", runDir: "/r"}
+	for _, tc := range []struct{ user, want string }{
+		{"", "-fsanitize-undefined-strip-path-components=17"},
+		{"-fsanitize-undefined-strip-path-components=2", "-fsanitize-undefined-strip-path-components=19"},
+		{"-fsanitize-undefined-strip-path-components=-2", "-fsanitize-undefined-strip-path-components=-2"},
+	} {
+		argv := []string{"clang", "-cc1", "-fsanitize=alignment"}
+		if tc.user != "" {
+			argv = append(argv, tc.user)
+		}
+		host := frontEnd(actions.HostFrontend, append(argv, "-o", "/t/k.bc", "-x", "c", "k.c")...)
+		if why := s.stabilize(&actions.Graph{Actions: []*actions.Action{host}}, "/t"); why != "" {
+			t.Fatal(why)
+		}
+		got := strings.Join(host.Command, " ")
+		if !strings.Contains(got, tc.want) || strings.Count(got, "strip-path-components") != 1 {
+			t.Errorf("%q: %s", tc.user, got)
+		}
 	}
 }
 
@@ -90,7 +228,7 @@ func TestStabilizeAllOrNone(t *testing.T) {
 		good := frontEnd(actions.HostFrontend, "clang", "-cc1", "-o", "/t/h.bc", "-x", "c", "a.c")
 		bad := frontEnd(actions.DeviceCompile, tc.argv...)
 		before := slices.Clone(good.Command)
-		why := s.stabilize(&actions.Graph{Actions: []*actions.Action{good, bad}})
+		why := s.stabilize(&actions.Graph{Actions: []*actions.Action{good, bad}}, "/t")
 		if !strings.Contains(why, tc.why) {
 			t.Errorf("%s: why %q, want it to mention %q", tc.name, why, tc.why)
 		}
@@ -111,38 +249,6 @@ func TestClangMajor(t *testing.T) {
 	} {
 		if got := clangMajor(tc.header); got != tc.want {
 			t.Errorf("clangMajor(%q) = %d, want %d", tc.header, got, tc.want)
-		}
-	}
-}
-
-// TestStabilizeUserMapsBase: a user map of the base directory itself
-// replaces offcc's, with the separator clang's absolute path had.
-func TestStabilizeUserMapsBase(t *testing.T) {
-	s := stableNames{cwd: "/w/proj/build", base: "/w/proj", runDir: "/r"}
-	for _, tc := range []struct{ user, want string }{
-		{"-ffile-prefix-map=/w/proj=.", "=./"},
-		{"-ffile-prefix-map=/w/proj/=", "="},
-		{"-ffile-prefix-map=/w/proj/=x/", "=x/"},
-	} {
-		_, mapping, _ := strings.Cut(tc.user, "=")
-		host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-fdebug-prefix-map="+mapping, "-fmacro-prefix-map="+mapping,
-			"-o", "k.bc", "-x", "c", "/w/proj/src/k.c")
-		if why := s.stabilize(&actions.Graph{Actions: []*actions.Action{host}}); why != "" {
-			t.Fatal(why)
-		}
-		got := strings.Join(host.Command, " ")
-		// The user's map of the base directory comes after offcc's
-		// (-fdebug-prefix-map: the last match wins), with "/" mapped to
-		// itself after it; before offcc's (-fmacro-prefix-map: the first
-		// of equal prefixes wins).
-		for _, want := range []string{
-			"-fdebug-prefix-map==/w/proj/ -fdebug-prefix-map=/=/ -fdebug-prefix-map=" + mapping + " -fdebug-prefix-map=" + tc.want +
-				" -fdebug-prefix-map=/=/ -fdebug-prefix-map=" + mapping + " ",
-			"-fmacro-prefix-map=" + mapping + " -fmacro-prefix-map=" + tc.want + " -o /w/proj/build/k.bc -fmacro-prefix-map=/=/ -fmacro-prefix-map==/w/proj/ ",
-		} {
-			if !strings.Contains(got, want) {
-				t.Errorf("%s: no %q: %s", tc.user, want, got)
-			}
 		}
 	}
 }
