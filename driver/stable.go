@@ -34,9 +34,9 @@ import (
 // given to clang behind a prefix made of "." and "/" only, which names the
 // same directory but spells the translation unit's identity: a digest of
 // the source's place (its canonical path relative to the base directory
-// when it lies under it, else absolute), of the working directory's place
-// and of the command's semantic options (what clang's CUID hashes, less
-// outputs and offcc's own options). Computed once per source, it is the
+// when it lies under it, else absolute) and of the command's semantic
+// options (what clang's CUID hashes, less outputs and offcc's own options,
+// with the files and directories read by their places). Computed once per source, it is the
 // same for the host and every device. Two different sources, or one
 // source under different macros or options, never share a kernel name;
 // the same tree under the same options gives the same names in every
@@ -81,8 +81,8 @@ type stableNames struct {
 	// semanticOptions).
 	options []string
 	// relative is set when the command names a file or directory it
-	// reads relatively: the working directory's place is then part of
-	// each translation unit's identity.
+	// reads relatively: front ends are then given the working directory
+	// as theirs, else "/".
 	relative bool
 }
 
@@ -109,9 +109,11 @@ var clangVersionRE = regexp.MustCompile(`clang version (\d+)\.`)
 // semanticOptions returns what of a command line decides its translation
 // units' code, for their identity: every argument clang's CUID hashes
 // (rendered as clang renders it) but the inputs, the files and
-// directories written, the dependency-file options and those that only
-// change how clang prints.
-func semanticOptions(args []*options.Arg) []string {
+// directories written, the dependency-file options, those that only
+// change how clang prints and those that choose devices; a file or
+// directory read is there by its place (see place), not its spelling,
+// so that the working directory does not matter.
+func (s stableNames) semanticOptions(args []*options.Arg) []string {
 	var out []string
 	for _, a := range args {
 		if a.IsInput() {
@@ -120,6 +122,11 @@ func semanticOptions(args []*options.Arg) []string {
 		switch a.Option.Value {
 		case options.WriteFile, options.WriteDir:
 			continue
+		case options.ReadFile, options.SearchDir:
+			if len(a.Values) == 1 && a.Value() != "" {
+				out = append(out, a.Option.ID+" "+s.place(a.Value()))
+				continue
+			}
 		}
 		switch a.Option.ID {
 		case "M", "MM", "MD", "MMD", "MG", "MP", "MT", "MQ", "MV", "dumpdir",
@@ -191,11 +198,7 @@ func canonical(p string) string {
 // then a last "." (see the prefixes of rewrite).
 func (s stableNames) prefix(source string) string {
 	h := sha256.New()
-	cwd := ""
-	if s.relative {
-		cwd = s.place(s.cwd)
-	}
-	fmt.Fprintf(h, "offcc translation unit v1\x00%s\x00%s\x00", s.place(source), cwd)
+	fmt.Fprintf(h, "offcc translation unit v1\x00%s\x00", s.place(source))
 	for _, o := range s.options {
 		fmt.Fprintf(h, "%s\x00", o)
 	}
@@ -238,6 +241,13 @@ func isOpenMPFrontEnd(a *actions.Action) bool {
 func (s stableNames) stabilize(g *actions.Graph, tempDir string) string {
 	var out []stableFrontEnd
 	climb := 0
+	// Every front end runs in one W, "/" when none names a file
+	// relatively.
+	for _, a := range g.Actions {
+		if isOpenMPFrontEnd(a) && namesRelatively(a.Command, s.cwd) {
+			s.relative = true
+		}
+	}
 	for _, a := range g.Actions {
 		if !isOpenMPFrontEnd(a) {
 			continue
@@ -312,6 +322,27 @@ func climbs(rel string) int {
 	return n
 }
 
+// namesRelatively reports whether an OpenMP front end names its source,
+// or a directory or file of its naming options (see namingOptions),
+// relatively; a forced include not in dir is clang's own.
+func namesRelatively(argv []string, dir string) bool {
+	n := len(argv)
+	if n < 5 || !filepath.IsAbs(argv[n-1]) {
+		return true
+	}
+	args, _ := options.ClangCC1().Parse(argv[2 : n-3])
+	for _, a := range args {
+		v := a.Value()
+		switch {
+		case !namingOptions[a.Option.ID] || filepath.IsAbs(v):
+		case (a.Option.ID == "include" || a.Option.ID == "imacros") && !exists(filepath.Join(dir, v)):
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // rewrite returns a's command for stable names, or why it cannot have
 // them.
 func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
@@ -364,8 +395,16 @@ func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
 	inputName := name(input)
 	var renames, stripped []actions.NameRule
 	var debugMaps []string
+	// W: offcc's working directory; "/" for a command that names all
+	// it reads absolutely, so that its names do not depend on where it
+	// runs.
+	wd := s.cwd
+	if !s.relative {
+		wd = "/"
+	}
+	wdSlash := strings.TrimSuffix(wd, "/") + "/"
 	if filepath.IsAbs(input) {
-		rel, err := filepath.Rel(s.cwd, filepath.Clean(input))
+		rel, err := filepath.Rel(wd, filepath.Clean(input))
 		if err != nil {
 			return fe, err.Error()
 		}
@@ -375,8 +414,8 @@ func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
 		renames = append(renames, actions.NameRule{From: absolute + relDir, To: strings.TrimSuffix(dir, "/")})
 		if relDir == "." {
 			// (An empty From renames relative names only.)
-			stripped = append(stripped, actions.NameRule{From: "", To: s.cwd + "/"})
-			debugMaps = append(debugMaps, "="+s.cwd+"/", "/=/")
+			stripped = append(stripped, actions.NameRule{From: "", To: wdSlash})
+			debugMaps = append(debugMaps, "="+wdSlash, "/=/")
 		} else {
 			stripped = append(stripped, actions.NameRule{From: relDir + "/", To: strings.TrimSuffix(dir, "/") + "/"})
 			debugMaps = append(debugMaps, relDir+"="+dir)
@@ -451,7 +490,7 @@ func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
 	if !ubsanSet {
 		cmd = append(cmd, fmt.Sprintf("-fsanitize-undefined-strip-path-components=%d", prefixComponents))
 	}
-	cmd = append(cmd, "-working-directory", s.cwd, "-x", lang, inputName)
+	cmd = append(cmd, "-working-directory", wd, "-x", lang, inputName)
 	fe.command = cmd
 	return fe, ""
 }
@@ -492,7 +531,7 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 		return
 	}
 	why := ""
-	s := stableNames{base: inv.baseDir(), options: semanticOptions(opts.Args), relative: readsRelatively(opts.Args)}
+	s := stableNames{base: inv.baseDir(), relative: readsRelatively(opts.Args)}
 	cwd, err := os.Getwd()
 	switch {
 	case err != nil:
@@ -501,6 +540,7 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 		why = fmt.Sprintf("clang %d names kernels only after inodes (clang %d and later hash the names of files they cannot find)", clangMajor(header), stableNamesMinClang)
 	default:
 		s.cwd = filepath.Clean(cwd)
+		s.options = s.semanticOptions(opts.Args)
 		why = s.stabilize(plan.Graph, tempDir)
 	}
 	if why != "" && opts.Verbose {

@@ -14,7 +14,7 @@ func frontEnd(kind actions.Kind, argv ...string) *actions.Action {
 }
 
 func TestStabilizeRelative(t *testing.T) {
-	s := stableNames{cwd: "/w/proj", runDir: "/tmp/x/stable-names/d", options: []string{"-fopenmp"}}
+	s := stableNames{cwd: "/w/proj", runDir: "/tmp/x/stable-names/d", options: []string{"-fopenmp"}, relative: true}
 	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc",
 		"-I", "include", "-o", "/tmp/x/m.bc", "-x", "c", "src/m.c")
 	dev := frontEnd(actions.DeviceCompile, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-fopenmp-is-target-device",
@@ -69,19 +69,18 @@ func TestIdentityPrefix(t *testing.T) {
 		t.Error("one source has two prefixes")
 	}
 	other := map[string]string{
-		"another source":            s.prefix("bar.c"),
-		"the same name elsewhere":   stableNames{cwd: "/w/b", options: s.options, relative: true}.prefix("foo.c"),
-		"other macros":              stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=100"}, relative: true}.prefix("foo.c"),
-		"the same name, other dirs": stableNames{cwd: "/w/b", options: s.options, relative: true}.prefix("../a/foo.c"),
+		"another source":          s.prefix("bar.c"),
+		"the same name elsewhere": stableNames{cwd: "/w/b", options: s.options, relative: true}.prefix("foo.c"),
+		"other macros":            stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=100"}, relative: true}.prefix("foo.c"),
 	}
 	for what, q := range other {
-		if q == p && what != "the same name, other dirs" {
+		if q == p {
 			t.Errorf("%s: the same prefix %q", what, p)
 		}
 	}
-	// The source is the same, the working directory not.
-	if other["the same name, other dirs"] == p {
-		t.Error("two working directories: the same prefix")
+	// The same source from another directory: the same identity.
+	if (stableNames{cwd: "/w/b", options: s.options, relative: true}).prefix("../a/foo.c") != p {
+		t.Error("one source named from two directories: two prefixes")
 	}
 	// Two checkouts under their base directories: the same places.
 	one := stableNames{cwd: "/c1/proj/build", base: "/c1/proj", options: s.options, relative: true}
@@ -92,11 +91,20 @@ func TestIdentityPrefix(t *testing.T) {
 	if one.prefix("../src/k.c") == one.prefix("../src2/k.c") {
 		t.Error("two sources under one base directory: one prefix")
 	}
-	// A command naming everything absolutely: the working directory is
-	// no part of the identity.
-	abs := stableNames{cwd: "/w/a", options: s.options}
-	if abs.prefix("/w/k.c") != (stableNames{cwd: "/w/b", options: s.options}).prefix("/w/k.c") {
-		t.Error("an absolute command in two directories: two prefixes")
+	// Include directories by their places: -Iinc from two directories
+	// names two, -I../inc from build and from build2 the same one.
+	opts := func(cwd string, a ...string) []string {
+		o, err := Parse(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stableNames{cwd: cwd, base: "/c"}.semanticOptions(o.Args)
+	}
+	if slices.Equal(opts("/c/a", "-Iinc", "-c", "k.c"), opts("/c/b", "-Iinc", "-c", "k.c")) {
+		t.Error("-Iinc in two directories: the same options")
+	}
+	if !slices.Equal(opts("/c/build", "-I../inc", "-c", "k.c"), opts("/c/build2", "-I../inc", "-c", "k.c")) {
+		t.Error("-I../inc from two build directories: different options")
 	}
 }
 
@@ -109,7 +117,7 @@ func TestSemanticOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return semanticOptions(o.Args)
+		return stableNames{cwd: "/w"}.semanticOptions(o.Args)
 	}
 	base := parse("-fopenmp", "-DS=1", "-O2", "-c", "k.c")
 	for _, same := range [][]string{
@@ -136,7 +144,7 @@ func TestSemanticOptions(t *testing.T) {
 // TestStabilizeAbsoluteSource: a source named absolutely is given behind
 // the prefix relatively, and renamed back, with the files beside it.
 func TestStabilizeAbsoluteSource(t *testing.T) {
-	s := stableNames{cwd: "/w/proj/build", runDir: "/r"}
+	s := stableNames{cwd: "/w/proj/build", runDir: "/r", relative: true}
 	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-I/usr/include/x", "-I", "gen",
 		"-fmacro-prefix-map=/w/proj/src=SRC", "-fdebug-prefix-map=gen=GEN", "-o", "k.bc", "-x", "c++", "/w/proj/src/k.cpp")
 	g := &actions.Graph{Actions: []*actions.Action{host}}
@@ -173,6 +181,29 @@ func TestStabilizeAbsoluteSource(t *testing.T) {
 		if got := host.FileNames.Rename(name); got != want {
 			t.Errorf("Rename(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestStabilizeAbsoluteCommand: a command that names all it reads
+// absolutely compiles alike in any working directory.
+func TestStabilizeAbsoluteCommand(t *testing.T) {
+	var cmds [][]string
+	for _, cwd := range []string{"/w/a", "/x/y/z"} {
+		s := stableNames{cwd: cwd, runDir: "/r"}
+		host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-I/w/inc", "-o", "/t/k.bc", "-x", "c", "/w/src/k.c")
+		if why := s.stabilize(&actions.Graph{Actions: []*actions.Action{host}}, "/t"); why != "" {
+			t.Fatal(why)
+		}
+		cmds = append(cmds, host.Command)
+		if got := host.FileNames.Rename("w/src/k.h"); got != "/w/src/k.h" {
+			t.Errorf("a dependency file's w/src/k.h is renamed %q", got)
+		}
+	}
+	if !slices.Equal(cmds[0], cmds[1]) {
+		t.Errorf("two working directories, two commands:\n%q\n%q", cmds[0], cmds[1])
+	}
+	if n := len(cmds[0]); cmds[0][n-4] != "/" {
+		t.Errorf("working directory %q, want /", cmds[0][n-4])
 	}
 }
 
