@@ -302,7 +302,8 @@ type farmBuild struct {
 }
 
 // newFarmBuild returns a build of args (which name the output k.o,
-// relative) in a new directory under the test's, through the farm at url
+// relative) in a new directory under the test's, its base directory
+// (OFFCC_BASE_DIR, unless env sets another), through the farm at url
 // ("" for a local build).
 func newFarmBuild(t testing.TB, c compiler, url string, env []string, a ...string) *farmBuild {
 	t.Helper()
@@ -310,7 +311,10 @@ func newFarmBuild(t testing.TB, c compiler, url string, env []string, a ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &farmBuild{dir: dir, env: append(farmEnv(t, url), env...), trace: filepath.Join(dir, "trace.json")}
+	// Each build's directory is its base directory, as a checkout's: an
+	// OpenMP translation unit's identity (its kernel names) is then the
+	// same in every build of the same sources.
+	b := &farmBuild{dir: dir, env: append(append(farmEnv(t, url), "OFFCC_BASE_DIR="+dir), env...), trace: filepath.Join(dir, "trace.json")}
 	b.args = append(slices.Clone(a), "--job-trace="+b.trace)
 	return b
 }
@@ -1099,9 +1103,9 @@ func TestFarmWorkerDrains(t *testing.T) {
 
 // TestFarmCMakeProject builds the multi-TU CMake project (OpenMP offload to
 // the host) with make -j through the farm: it builds, runs offloaded, and
-// some of its jobs (the backends: CMake names the sources by absolute
-// paths, and without OFFCC_BASE_DIR their OpenMP front ends stay local) ran
-// on the workers.
+// some of its jobs ran on the workers (the backends; CMake names the
+// sources by absolute paths, and their OpenMP front ends go too because the
+// toolchain file gives every compile a base directory).
 func TestFarmCMakeProject(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "the build farm is offcc's")

@@ -115,10 +115,10 @@ func checkStableKernels(t testing.TB, what, obj string) {
 }
 
 // TestStableKernelNamesAcrossCheckouts: two checkouts of one project at
-// different absolute paths give byte-identical objects, with relative
-// commands and with absolute ones under OFFCC_BASE_DIR (as CMake writes
-// them), kernels in headers included; the programs run offloaded. With
-// --no-offload-stable-names the names are clang's again.
+// different absolute paths, each its own OFFCC_BASE_DIR, give
+// byte-identical objects, with relative commands and with absolute ones
+// (as CMake writes them), kernels in headers included; the programs run
+// offloaded. With --no-offload-stable-names the names are clang's again.
 func TestStableKernelNamesAcrossCheckouts(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "stable kernel names are offcc's")
@@ -139,10 +139,10 @@ func TestStableKernelNamesAcrossCheckouts(t *testing.T) {
 		compile func(dir string) (string, []string, []string)
 	}{
 		{"relative", func(dir string) (string, []string, []string) {
-			return dir, []string{tmp}, args(flags, "-Iinclude", "-c", "src/main.c", "-o", "build/main.o")
+			return dir, []string{tmp, "OFFCC_BASE_DIR=" + dir}, args(flags, "-Iinclude", "-c", "src/main.c", "-o", "build/main.o")
 		}},
 		{"relative-from-build", func(dir string) (string, []string, []string) {
-			return filepath.Join(dir, "build"), []string{tmp}, args(flags, "-I../include", "-c", "../src/main.c", "-o", "main.o")
+			return filepath.Join(dir, "build"), []string{tmp, "OFFCC_BASE_DIR=" + dir}, args(flags, "-I../include", "-c", "../src/main.c", "-o", "main.o")
 		}},
 		{"absolute-base-dir", func(dir string) (string, []string, []string) {
 			return filepath.Join(dir, "build"), []string{tmp, "OFFCC_BASE_DIR=" + dir},
@@ -190,8 +190,9 @@ func TestStableKernelNamesAcrossCheckouts(t *testing.T) {
 }
 
 // TestStableKernelNamesSecondCheckoutHitsCache: a second checkout built
-// with the first one's cache starts no compiler (clang runs through a
-// logging script), and its object is the first one's.
+// with the first one's cache, each checkout its OFFCC_BASE_DIR, starts no
+// compiler (clang runs through a logging script), and its object is the
+// first one's.
 func TestStableKernelNamesSecondCheckoutHitsCache(t *testing.T) {
 	t.Parallel()
 	w := newCacheWork(t)
@@ -205,7 +206,7 @@ func TestStableKernelNamesSecondCheckoutHitsCache(t *testing.T) {
 		writeTree(t, dir, files)
 		w.dir = dir
 		before := l.starts(t)
-		_, evs := w.build(t, a...)
+		_, evs := w.run(t, []string{"OFFCC_BASE_DIR=" + dir}, a...)
 		if n := l.starts(t) - before; i == 1 && n != 0 {
 			t.Errorf("the second checkout started clang %d times:\n%s", n, mustReadTB(t, l.log))
 		}
@@ -228,8 +229,9 @@ func TestStableKernelNamesSecondCheckoutHitsCache(t *testing.T) {
 
 // TestStableKernelNamesShowRealFiles: what names files (__FILE__,
 // diagnostics, dependency files, debug information) is clang's for the
-// same command, relative or absolute under OFFCC_BASE_DIR; only the
-// kernel names differ.
+// same command, relative or absolute; under OFFCC_BASE_DIR, clang's for
+// the command with the paths under it made relative (ccache's base_dir);
+// only the kernel names differ.
 func TestStableKernelNamesShowRealFiles(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "stable kernel names are offcc's")
@@ -237,34 +239,42 @@ func TestStableKernelNamesShowRealFiles(t *testing.T) {
 	ck := filepath.Join(t.TempDir(), "proj")
 	writeTree(t, ck, stableProject)
 	build := filepath.Join(ck, "build")
+	abs := []string{"-I" + filepath.Join(ck, "include"), filepath.Join(ck, "src/main.c")}
 	for _, mode := range []struct {
 		name, dir string
 		env       []string
 		flags     []string
+		// clangFlags are clang's flags for the same build: flags when
+		// nil.
+		clangFlags []string
 	}{
-		{"relative", ck, []string{tmp}, []string{"-Iinclude", "src/main.c"}},
-		{"absolute-base-dir", build, []string{tmp, "OFFCC_BASE_DIR=" + ck},
-			[]string{"-I" + filepath.Join(ck, "include"), filepath.Join(ck, "src/main.c")}},
+		{"relative", ck, []string{tmp}, []string{"-Iinclude", "src/main.c"}, nil},
+		{"absolute", build, []string{tmp}, abs, nil},
+		{"absolute-base-dir", build, []string{tmp, "OFFCC_BASE_DIR=" + ck}, abs, []string{"-I../include", "../src/main.c"}},
 		// The user's own maps: of the base directory, and of a directory
-		// under it.
+		// under it (which, as ccache's, no longer match the relative
+		// paths).
 		{"absolute-base-dir-mapped", build, []string{tmp, "OFFCC_BASE_DIR=" + ck},
-			[]string{"-ffile-prefix-map=" + ck + "=.", "-fdebug-prefix-map=" + filepath.Join(ck, "include") + "/=INC/",
-				"-I" + filepath.Join(ck, "include"), filepath.Join(ck, "src/main.c")}},
+			append([]string{"-ffile-prefix-map=" + ck + "=.", "-fdebug-prefix-map=" + filepath.Join(ck, "include") + "/=INC/"}, abs...),
+			[]string{"-ffile-prefix-map=" + ck + "=.", "-fdebug-prefix-map=" + filepath.Join(ck, "include") + "/=INC/", "-I../include", "../src/main.c"}},
 	} {
+		if mode.clangFlags == nil {
+			mode.clangFlags = mode.flags
+		}
 		t.Run(mode.name, func(t *testing.T) {
 			type built struct {
 				stderr, dep, file, dwarf string
 			}
 			var out [2]built
 			for i, cc := range []string{refClang, c.cc} {
-				extra := []string{}
+				extra, flags := []string{}, mode.clangFlags
 				if cc == c.cc {
-					extra = []string{"--no-cache"}
+					extra, flags = []string{"--no-cache"}, mode.flags
 				}
 				obj := filepath.Join(build, mode.name+filepath.Base(cc)+".o")
 				dep := filepath.Join(build, mode.name+".d")
 				r := cmdSpec{dir: mode.dir, env: mode.env, name: cc,
-					args: args(openmpHost, extra, "-Wall", "-g", "-MD", "-MF", dep, "-MT", "main.o", "-c", mode.flags, "-o", obj)}.mustRun(t)
+					args: args(openmpHost, extra, "-Wall", "-g", "-MD", "-MF", dep, "-MT", "main.o", "-c", flags, "-o", obj)}.mustRun(t)
 				out[i].stderr = r.stderr
 				out[i].dep = string(mustReadTB(t, dep))
 				prog := obj + ".prog"
@@ -399,8 +409,10 @@ int main(void) {
 
 // TestStableKernelNamesAMDGPUBaseDir: AMD GPU device compiles (which
 // clang gives -include __clang_openmp_device_functions.h, found through
-// the include path) have stable names under OFFCC_BASE_DIR too, from a
-// build directory inside the base directory and from one outside it.
+// the include path) have stable names under OFFCC_BASE_DIR too: two
+// checkouts give one object; a build directory outside the base
+// directory gets stable names too (but not the same object: its command
+// names the sources by other relative paths, as under ccache's base_dir).
 func TestStableKernelNamesAMDGPUBaseDir(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "stable kernel names are offcc's")
@@ -408,13 +420,13 @@ func TestStableKernelNamesAMDGPUBaseDir(t *testing.T) {
 	root := t.TempDir()
 	files := stableProjectNoFile()
 	var objs [][]byte
-	for i, ck := range []string{filepath.Join(root, "a", "proj"), filepath.Join(root, "b", "c", "proj")} {
+	for i, ck := range []string{filepath.Join(root, "a", "proj"), filepath.Join(root, "b", "c", "proj"), filepath.Join(root, "d", "proj")} {
 		writeTree(t, ck, files)
 		build := filepath.Join(ck, "build")
-		if i == 1 {
+		if i == 2 {
 			build = filepath.Join(root, "out-of-tree")
-			os.MkdirAll(build, 0o755)
 		}
+		os.MkdirAll(build, 0o755)
 		obj := filepath.Join(build, "main.o")
 		cmdSpec{dir: build, env: []string{tmp, "OFFCC_BASE_DIR=" + ck}, name: c.cc,
 			args: args("-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-O2", "--no-cache",
