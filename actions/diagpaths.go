@@ -70,8 +70,8 @@ func (nm NameMap) RewriteDiagnosticLine(line []byte) []byte {
 // file names they start with renamed by names.
 type diagnosticWriter struct {
 	names NameMap
-	w    io.Writer
-	line []byte
+	w     io.Writer
+	line  []byte
 }
 
 func (d *diagnosticWriter) Write(p []byte) (int, error) {
