@@ -69,7 +69,7 @@ func All() []Setting {
 		{Key: "offload_mem", Env: "OFFCC_OFFLOAD_MEM", Kind: Size, Aliases: []string{"off"}, Placeholder: "SIZE|off", Group: "build",
 			Doc: "the memory jobs may use at once, such as 600M (see --offload-mem): jobs start while their expected peaks fit in the smallest of it, the cgroup's limit and MemAvailable; 0: no explicit limit; off: by cores alone"},
 		{Key: "base_dir", Env: "OFFCC_BASE_DIR", Kind: Path, Placeholder: "DIR", Group: "build",
-			Doc: "absolute paths under DIR count as relative to it (ccache's base_dir): OpenMP kernel names and cache keys then do not depend on where DIR lies"},
+			Doc: "absolute paths under DIR are rewritten relative to the working directory before clang sees them (ccache's base_dir): objects, OpenMP kernel names, CUIDs and cache keys then do not depend on where DIR lies"},
 		{Key: "cache", Env: "OFFCC_CACHE", Kind: Enum, Values: []string{"1", "0", "readonly"},
 			Aliases: []string{"on", "yes", "true", "readwrite", "off", "no", "false", "read-only", "ro"}, Default: "1", Placeholder: "0|1|readonly", Group: "cache",
 			Doc: "turn the build cache off (0), or use it without writing to it (readonly)"},

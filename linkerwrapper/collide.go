@@ -109,7 +109,7 @@ func (e *KernelCollisionError) Error() string {
 		return obj + " (from " + src + ")"
 	}
 	return fmt.Sprintf("%s has different device code in %s and in %s under one name (%s), and the program would run one of them for both: "+
-		"compile a kernel alike in every object that has it, and different code from source files whose paths differ (relative to where each is compiled, or to OFFCC_BASE_DIR)",
+		"compile a kernel alike in every object that has it, or rebuild the objects with offcc, whose kernel names differ for different files and options",
 		what, from(e.First, e.FirstSource), from(e.Second, e.SecondSource), e.Kernel)
 }
 

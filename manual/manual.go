@@ -60,7 +60,7 @@ func Options() []Option {
 		{[]string{"--syclbin-version=1|2"}, "Write SYCLBIN version 1 (default: one SYCLBIN body in an offload binary) or DPC++'s version 2"},
 		{[]string{"--offload-rdc"}, "Alias of -fgpu-rdc"},
 		{[]string{"--no-cache"}, "Neither read nor write the build cache (also OFFCC_CACHE=0)"},
-		{[]string{"--no-offload-stable-names"}, "Name OpenMP kernels as clang does, after the source files' device and inode numbers (objects then differ between checkouts); by default (--offload-stable-names) offcc names them after the files' paths, relative to the command or to $OFFCC_BASE_DIR"},
+		{[]string{"--no-offload-stable-names"}, "Name OpenMP kernels as clang does, after the source files' device and inode numbers (objects then differ between checkouts); by default (--offload-stable-names) offcc names them after one identity per translation unit: the source's path (relative to $OFFCC_BASE_DIR when under it) and a digest of the command's options"},
 		{[]string{"--remote-exec=URL"}, "Send device jobs (HIP, CUDA and SYCL compiles, backends, device links) to the offcc workers of the build farm on the Redis server URL, running other jobs here meanwhile (also $OFFCC_REMOTE_EXEC; see offcc worker --help)"},
 		{[]string{"--no-remote-exec"}, "Run every job here, whatever --remote-exec or $OFFCC_REMOTE_EXEC say"},
 		{[]string{"@FILE"}, "Read arguments from FILE; command lines too long for the system reach clang and the tools in response files"},
