@@ -29,6 +29,21 @@
 #                         OFF: nothing is added; apply OFFCC_OPENMP_FLAGS
 #                         yourself with target_compile_options() and
 #                         target_link_options().
+#   OFFCC_BASE_DIR        the base directory of every compile (offcc's
+#                         base_dir, as ccache's: absolute paths under it, as
+#                         CMake writes sources and include directories, are
+#                         given to clang relative to the build directory, so
+#                         that another checkout, or another build directory
+#                         at the same place in the tree, gives the same
+#                         command lines, objects and cache entries). Default:
+#                         the deepest directory holding both the source and
+#                         the build directory (the checkout, for a build
+#                         directory inside it). Empty or OFF: none. A base
+#                         of "/" is accepted and passed on, but offcc ignores
+#                         it (every path would count as relative). No
+#                         environment variable is needed, and
+#                         OFFCC_BASE_DIR in cmake's environment plays no part:
+#                         the value reaches the compiles as shown below.
 #
 # What it sets:
 #
@@ -44,6 +59,13 @@
 #                         -fopenmp;-fopenmp-targets=x86_64-pc-linux-gnu
 #   CMAKE_CUDA_ARCHITECTURES  the sm_* of OFFCC_OFFLOAD_ARCH, without "sm_"
 #   CMAKE_HIP_ARCHITECTURES   the gfx* of OFFCC_OFFLOAD_ARCH
+#   CMAKE_<LANG>_COMPILER_LAUNCHER (C, CXX, CUDA, HIP)
+#                         env;OFFCC_BASE_DIR=<OFFCC_BASE_DIR>, then the
+#                         launcher you gave (-DCMAKE_C_COMPILER_LAUNCHER=ccache
+#                         gives env;OFFCC_BASE_DIR=<dir>;ccache; so does the
+#                         CMAKE_<LANG>_COMPILER_LAUNCHER environment variable
+#                         CMake reads). Nothing when there is no base
+#                         directory.
 #
 # The rule, clang's: OFFCC_OPENMP_TARGETS, and nothing else, names the
 # OpenMP offload targets (-fopenmp -fopenmp-targets=<them, joined by ",">).
@@ -86,6 +108,19 @@
 # CUDA and HIP projects (enable_language(CUDA/HIP)) also need a CUDA toolkit
 # or ROCm; CMake adds --cuda-gpu-arch= / --offload-arch= from the
 # architectures itself.
+#
+# The base directory reaches the compiles, at build time, as a compiler
+# launcher, "env OFFCC_BASE_DIR=<dir>" before the compiler, with the Unix
+# Makefiles and Ninja generators alike; link lines do not get it (they need
+# none). A launcher, rather than a flag: CMake 3.25 leaves launchers out of
+# compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS), whose commands stay
+# clang's (clangd and clang-tidy know no offcc flag), with the absolute
+# paths CMake wrote; they still compile alike, without the base directory.
+# A project that sets CMAKE_<LANG>_COMPILER_LAUNCHER itself (set(), not
+# -D), or a target's <LANG>_COMPILER_LAUNCHER property, would drop it: at
+# the end of the top-level CMakeLists.txt every target of the project whose
+# launcher lacks it gets it prepended. try_compile projects (CMake's
+# compiler checks) get the outer project's base directory.
 
 if(NOT DEFINED OFFCC_BIN_DIR)
   set(_offcc_dir "")
@@ -116,9 +151,32 @@ set(OFFCC_LLVM_DIR "${_offcc_llvm}" CACHE PATH "LLVM 22's bin directory")
 set(OFFCC_OPENMP_TARGETS "" CACHE STRING "OpenMP offload target triples (a list), e.g. x86_64-pc-linux-gnu")
 set(OFFCC_OFFLOAD_ARCH "" CACHE STRING "GPU architectures (a list), e.g. gfx90a;sm_90: for CUDA and HIP, and for the GPU triples of OFFCC_OPENMP_TARGETS")
 option(OFFCC_OPENMP "Compile and link C and C++ with -fopenmp and the offload targets" ON)
+# The base directory (see the header): by default the deepest directory
+# holding the source and build directories. Computed once, in the top-level
+# project: a try_compile project gets the outer one's value (below), not
+# the common parent of its own directories.
+function(_offcc_common_parent var a b)
+  set(_p "${a}")
+  while(NOT _p STREQUAL "/" AND NOT _p STREQUAL "")
+    string(FIND "${b}/" "${_p}/" _at)
+    if(_at EQUAL 0)
+      break()
+    endif()
+    get_filename_component(_p "${_p}" DIRECTORY)
+  endwhile()
+  if(_p STREQUAL "")
+    set(_p "/")
+  endif()
+  set(${var} "${_p}" PARENT_SCOPE)
+endfunction()
+if(NOT DEFINED OFFCC_BASE_DIR)
+  _offcc_common_parent(_offcc_base "${CMAKE_SOURCE_DIR}" "${CMAKE_BINARY_DIR}")
+  set(OFFCC_BASE_DIR "${_offcc_base}" CACHE PATH
+    "Base directory of the compiles (offcc's base_dir); empty or OFF: none")
+endif()
 # try_compile projects (CMake's compiler checks) see the same settings.
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES
-  OFFCC_BIN_DIR OFFCC_LLVM_DIR OFFCC_OPENMP_TARGETS OFFCC_OFFLOAD_ARCH OFFCC_OPENMP)
+  OFFCC_BIN_DIR OFFCC_LLVM_DIR OFFCC_OPENMP_TARGETS OFFCC_OFFLOAD_ARCH OFFCC_OPENMP OFFCC_BASE_DIR)
 
 set(CMAKE_C_COMPILER "${OFFCC_BIN_DIR}/offcc")
 set(CMAKE_CXX_COMPILER "${OFFCC_BIN_DIR}/offcc++")
@@ -127,6 +185,79 @@ foreach(_lang CUDA HIP)
     set(CMAKE_${_lang}_COMPILER "${OFFCC_BIN_DIR}/offcc++")
   endif()
 endforeach()
+
+# The base directory reaches every compile as a launcher, before the
+# user's: CMAKE_<LANG>_COMPILER_LAUNCHER given with -D (the cache entry, not
+# this variable, which another read of this file set) or in the
+# environment (which CMake reads only when the variable is not set).
+set(_offcc_launcher "")
+if(OFFCC_BASE_DIR)
+  set(_offcc_launcher env "OFFCC_BASE_DIR=${OFFCC_BASE_DIR}")
+endif()
+foreach(_lang C CXX CUDA HIP)
+  if(DEFINED CACHE{CMAKE_${_lang}_COMPILER_LAUNCHER})
+    set(_user "$CACHE{CMAKE_${_lang}_COMPILER_LAUNCHER}")
+  elseif(DEFINED ENV{CMAKE_${_lang}_COMPILER_LAUNCHER})
+    # Into the cache, as CMake puts it there on the first configure.
+    set(_user "$ENV{CMAKE_${_lang}_COMPILER_LAUNCHER}")
+    set(CMAKE_${_lang}_COMPILER_LAUNCHER "${_user}" CACHE STRING "Compiler launcher for ${_lang}.")
+  else()
+    set(_user "")
+  endif()
+  if(_offcc_launcher)
+    set(CMAKE_${_lang}_COMPILER_LAUNCHER ${_offcc_launcher} ${_user})
+  elseif(DEFINED CMAKE_${_lang}_COMPILER_LAUNCHER)
+    # No base directory (any more): the user's launcher alone.
+    set(CMAKE_${_lang}_COMPILER_LAUNCHER ${_user})
+  endif()
+endforeach()
+# A project that sets its own launcher (set() in its CMakeLists.txt, or a
+# target's <LANG>_COMPILER_LAUNCHER) replaces the variable above: once the
+# top-level CMakeLists.txt has run, each target of the project whose
+# launcher for a language lacks the base directory gets it prepended.
+function(_offcc_targets_in dir var)
+  get_property(_t DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(_subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(_sub IN LISTS _subdirs)
+    _offcc_targets_in("${_sub}" _more)
+    list(APPEND _t ${_more})
+  endforeach()
+  set(${var} "${_t}" PARENT_SCOPE)
+endfunction()
+function(_offcc_launch_with_base_dir)
+  get_property(_launcher GLOBAL PROPERTY _OFFCC_LAUNCHER)
+  get_property(_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  _offcc_targets_in("${CMAKE_SOURCE_DIR}" _targets)
+  foreach(_target IN LISTS _targets)
+    get_property(_type TARGET "${_target}" PROPERTY TYPE)
+    if(NOT _type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
+      continue()
+    endif()
+    foreach(_lang C CXX CUDA HIP)
+      if(NOT _lang IN_LIST _langs)
+        continue()
+      endif()
+      get_property(_l TARGET "${_target}" PROPERTY ${_lang}_COMPILER_LAUNCHER)
+      list(LENGTH _launcher _n)
+      list(LENGTH _l _ln)
+      set(_head "")
+      if(_ln GREATER_EQUAL _n)
+        list(SUBLIST _l 0 ${_n} _head)
+      endif()
+      if(NOT _head STREQUAL _launcher)
+        set_property(TARGET "${_target}" PROPERTY ${_lang}_COMPILER_LAUNCHER ${_launcher} ${_l})
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+get_property(_offcc_in_try_compile GLOBAL PROPERTY IN_TRY_COMPILE)
+if(_offcc_launcher AND NOT _offcc_in_try_compile AND NOT CMAKE_SCRIPT_MODE_FILE)
+  get_property(_deferred GLOBAL PROPERTY _OFFCC_LAUNCHER SET)
+  set_property(GLOBAL PROPERTY _OFFCC_LAUNCHER "${_offcc_launcher}")
+  if(NOT _deferred)
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _offcc_launch_with_base_dir)
+  endif()
+endif()
 
 # Binutils: llvm-<tool>-22 or llvm-<tool>, beside offcc first. Never from
 # PATH, where /usr/bin/llvm-ar may be another LLVM's.

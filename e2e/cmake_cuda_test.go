@@ -198,9 +198,10 @@ func TestCMakeCUDAOpenMPRuntimeMissing(t *testing.T) {
 // twice in the same directories, once with clang 22 standing in for
 // offcc (offcc and offcc++ links to clang and clang++) and once with
 // offcc, with clang's default (new) offload driver and with
-// --no-offload-new-driver. Every object, the library, the cubins, the fat
-// binary header, cmake_device_link.o and the program are clang's byte for
-// byte.
+// --no-offload-new-driver, both without a base directory
+// (-DOFFCC_BASE_DIR=OFF), so that clang and offcc see one command line.
+// Every object, the library, the cubins, the fat binary header,
+// cmake_device_link.o and the program are clang's byte for byte.
 func TestCMakeCUDASeparableLikeClang(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "compares offcc with clang")
@@ -228,8 +229,12 @@ func TestCMakeCUDASeparableLikeClang(t *testing.T) {
 				if err := os.CopyFS(build.src, os.DirFS(repoPath(t, "testdata/cmake-cuda"))); err != nil {
 					t.Fatal(err)
 				}
+				// No base directory: offcc would give clang the paths under
+				// it relative to the build directory, and CUDA's compile
+				// unit IDs come from the command line clang sees (clang
+				// here gets CMake's absolute paths).
 				build.configure(t, "Ninja", append([]string{"-DCMAKE_TOOLCHAIN_FILE=" + repoPath(t, "cmake/offcc-toolchain.cmake"),
-					"-DOFFCC_BIN_DIR=" + b.bin, "-DOFFCC_OFFLOAD_ARCH=" + strings.Join(cudaArchs, ";")}, mode.flags...)...)
+					"-DOFFCC_BIN_DIR=" + b.bin, "-DOFFCC_OFFLOAD_ARCH=" + strings.Join(cudaArchs, ";"), "-DOFFCC_BASE_DIR=OFF"}, mode.flags...)...)
 				log := build.build(t)
 				if !strings.Contains(log, "Compiling CUDA device stub") {
 					t.Fatalf("%s: CMake compiled no device stub (CUDA's link.stub):\n%s", b.name, log)

@@ -454,7 +454,8 @@ func TestCMakeToolchainVariables(t *testing.T) {
 	if err := os.WriteFile(script, []byte(`include("${TOOLCHAIN}")
 foreach(v OFFCC_BIN_DIR CMAKE_C_COMPILER CMAKE_CXX_COMPILER CMAKE_HIP_COMPILER CMAKE_AR
     CMAKE_CXX_COMPILER_RANLIB OFFCC_OPENMP_FLAGS CMAKE_C_FLAGS_INIT CMAKE_CXX_FLAGS_INIT
-    CMAKE_CUDA_ARCHITECTURES CMAKE_HIP_ARCHITECTURES)
+    CMAKE_CUDA_ARCHITECTURES CMAKE_HIP_ARCHITECTURES OFFCC_BASE_DIR CMAKE_C_COMPILER_LAUNCHER
+    CMAKE_CUDA_COMPILER_LAUNCHER)
   message("${v}=${${v}}")
 endforeach()
 `), 0o644); err != nil {
@@ -541,6 +542,26 @@ endforeach()
 			map[string]string{
 				"OFFCC_OPENMP_FLAGS": "-fopenmp;-fopenmp-targets=" + offloadHost + ",nvptx64-nvidia-cuda",
 				"CMAKE_C_FLAGS_INIT": "",
+			}, ""},
+		// The base directory: by default the common parent of the source
+		// and build directories (in script mode both are the working
+		// directory), in a launcher before the user's (the environment's
+		// here: script mode has no cache); none when OFF.
+		{"base-dir", nil, nil,
+			map[string]string{
+				"OFFCC_BASE_DIR":               root,
+				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_BASE_DIR=" + root,
+				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_BASE_DIR=" + root,
+			}, ""},
+		{"base-dir-and-launcher", []string{"-DOFFCC_BASE_DIR=/"}, []string{"CMAKE_C_COMPILER_LAUNCHER=ccache"},
+			map[string]string{
+				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_BASE_DIR=/;ccache",
+				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_BASE_DIR=/",
+			}, ""},
+		{"base-dir-off", []string{"-DOFFCC_BASE_DIR=OFF"}, []string{"CMAKE_C_COMPILER_LAUNCHER=ccache"},
+			map[string]string{
+				"CMAKE_C_COMPILER_LAUNCHER":    "ccache",
+				"CMAKE_CUDA_COMPILER_LAUNCHER": "",
 			}, ""},
 		{"bin-dir", []string{"-DOFFCC_BIN_DIR=" + filepath.Join(root, "prefix/bin")}, nil,
 			map[string]string{"CMAKE_CXX_COMPILER": filepath.Join(root, "prefix/bin/offcc++")}, ""},

@@ -1,6 +1,7 @@
 package llvmtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -14,6 +15,19 @@ const EnvRequireCUDA = "OFFCC_REQUIRE_CUDA"
 type CUDAToolkit struct {
 	// Ptxas, Fatbinary, Nvlink, Cuobjdump and Nvcc are the tools' paths.
 	Ptxas, Fatbinary, Nvlink, Cuobjdump, Nvcc string
+}
+
+// CUDAMissing says which tool of the CUDA toolkit CUDA needs is not on
+// PATH, or returns nil: for a test that builds its CUDA part only where
+// the toolkit is installed (and fails under OFFCC_REQUIRE_CUDA=1
+// otherwise).
+func CUDAMissing() error {
+	for _, name := range []string{"ptxas", "fatbinary", "nvlink", "cuobjdump", "nvcc"} {
+		if _, err := exec.LookPath(name); err != nil {
+			return fmt.Errorf("the CUDA toolkit's %s is not on PATH (make deps-cuda installs it)", name)
+		}
+	}
+	return nil
 }
 
 // CUDA returns the CUDA toolkit on PATH (Debian's nvidia-cuda-toolkit puts

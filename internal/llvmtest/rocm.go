@@ -1,6 +1,7 @@
 package llvmtest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,11 +38,21 @@ var rocmFiles = []string{
 func ROCm(t testing.TB) {
 	t.Helper()
 	Clang(t)
+	if err := ROCmMissing(); err != nil {
+		Missing(t, "%v", err)
+	}
+}
+
+// ROCmMissing says what of Debian's ROCm HIP that ROCmHIPFlags needs is
+// missing, or returns nil: for a test that builds its HIP part only where
+// ROCm is installed (and fails under OFFCC_REQUIRE_LLVM=1 otherwise).
+func ROCmMissing() error {
 	for _, f := range rocmFiles {
 		if _, err := os.Stat(f); err != nil {
-			Missing(t, "ROCm HIP is not installed (libamdhip64-dev, rocm-device-libs: make deps): %v", err)
+			return fmt.Errorf("ROCm HIP is not installed (libamdhip64-dev, rocm-device-libs: make deps): %w", err)
 		}
 	}
+	return nil
 }
 
 // ROCmHIPFlags returns the flags with which clang 22 compiles HIP source

@@ -1,0 +1,3 @@
+// shapes.h: what the HIP and CUDA sources share.
+#pragma once
+#define BLOCK 64
