@@ -377,10 +377,8 @@ func checkCompileCommands(t testing.TB, b *cmakeBuild, c compiler) {
 // but OFFCC_CACHE_DIR (and each compile's OFFCC_JOB_TRACE; OFFCC_CONFIG
 // where it names the file): the second checkout runs no compiler, its
 // objects are the first one's, and both programs run offloaded and print
-// the right numbers. The base directory is
-//   - above both checkouts, in the user's offcc.conf (as ccache users set
-//     base_dir to their home directory);
-//   - each checkout, in an offcc.conf of its own that OFFCC_CONFIG names.
+// the right numbers. The base directory is each checkout, in an offcc.conf
+// of its own that OFFCC_CONFIG names.
 func TestBaseDirMakefileConfig(t *testing.T) {
 	t.Parallel()
 	c := offccOnly(t, "base_dir and the build cache are offcc's")
