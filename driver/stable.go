@@ -80,10 +80,8 @@ type stableNames struct {
 	// options are the command's semantic options, rendered (see
 	// semanticOptions).
 	options []string
-	// relative is set when the command names a file or directory it
-	// reads relatively: front ends are then given the working directory
-	// as theirs, else "/".
-	relative bool
+	// wd is the working directory front ends are given (see stabilize).
+	wd string
 }
 
 // stableRunDir returns the empty directory below tempDir, depth levels
@@ -144,25 +142,6 @@ func (s stableNames) semanticOptions(args []*options.Arg) []string {
 		out = append(out, a.Typed().String())
 	}
 	return out
-}
-
-// readsRelatively reports whether a command line names a file or
-// directory it reads (an input, an include directory) by a relative path.
-func readsRelatively(args []*options.Arg) bool {
-	for _, a := range args {
-		switch {
-		case a.IsInput():
-		case a.Option.Value == options.ReadFile || a.Option.Value == options.SearchDir:
-		default:
-			continue
-		}
-		for _, v := range a.Values {
-			if v != "" && v != "-" && !filepath.IsAbs(v) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // place returns where the file or directory p (relative to the working
@@ -241,18 +220,26 @@ func isOpenMPFrontEnd(a *actions.Action) bool {
 func (s stableNames) stabilize(g *actions.Graph, tempDir string) string {
 	var out []stableFrontEnd
 	climb := 0
-	// Every front end runs in one W, "/" when none names a file
-	// relatively.
+	// Every front end runs in one W: offcc's working directory, or "/"
+	// when none names a file relatively, so that the names do not depend
+	// on where the command runs.
+	s.wd = "/"
 	for _, a := range g.Actions {
 		if isOpenMPFrontEnd(a) && namesRelatively(a.Command, s.cwd) {
-			s.relative = true
+			s.wd = s.cwd
 		}
 	}
+	// Each source's identity, computed once for its host and devices.
+	bodies := map[string]string{}
 	for _, a := range g.Actions {
 		if !isOpenMPFrontEnd(a) {
 			continue
 		}
-		fe, why := s.rewrite(a)
+		input := a.Command[len(a.Command)-1]
+		if _, ok := bodies[input]; !ok {
+			bodies[input] = s.prefix(input)
+		}
+		fe, why := s.rewrite(a, bodies[input])
 		if why != "" {
 			return why
 		}
@@ -343,9 +330,9 @@ func namesRelatively(argv []string, dir string) bool {
 	return false
 }
 
-// rewrite returns a's command for stable names, or why it cannot have
-// them.
-func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
+// rewrite returns a's command for stable names, with body its source's
+// prefix, or why it cannot have them.
+func (s stableNames) rewrite(a *actions.Action, body string) (stableFrontEnd, string) {
 	fe := stableFrontEnd{a: a}
 	argv := a.Command
 	n := len(argv)
@@ -369,7 +356,6 @@ func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
 	// working directory, + "/" + its name. clang names a file it finds
 	// beside a source given without a directory "./<name>": here P +
 	// "/<name>".
-	body := s.prefix(input)
 	prefix, beside, absolute := body+"//", body+"/", body+"///"
 	// name returns how clang is to name a file or directory the user's
 	// command names relatively; absolute ones stay.
@@ -395,13 +381,7 @@ func (s stableNames) rewrite(a *actions.Action) (stableFrontEnd, string) {
 	inputName := name(input)
 	var renames, stripped []actions.NameRule
 	var debugMaps []string
-	// W: offcc's working directory; "/" for a command that names all
-	// it reads absolutely, so that its names do not depend on where it
-	// runs.
-	wd := s.cwd
-	if !s.relative {
-		wd = "/"
-	}
+	wd := s.wd
 	wdSlash := strings.TrimSuffix(wd, "/") + "/"
 	if filepath.IsAbs(input) {
 		rel, err := filepath.Rel(wd, filepath.Clean(input))
@@ -531,7 +511,7 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 		return
 	}
 	why := ""
-	s := stableNames{base: inv.baseDir(), relative: readsRelatively(opts.Args)}
+	s := stableNames{base: inv.baseDir()}
 	cwd, err := os.Getwd()
 	switch {
 	case err != nil:

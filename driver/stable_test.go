@@ -14,7 +14,7 @@ func frontEnd(kind actions.Kind, argv ...string) *actions.Action {
 }
 
 func TestStabilizeRelative(t *testing.T) {
-	s := stableNames{cwd: "/w/proj", runDir: "/tmp/x/stable-names/d", options: []string{"-fopenmp"}, relative: true}
+	s := stableNames{cwd: "/w/proj", runDir: "/tmp/x/stable-names/d", options: []string{"-fopenmp"}}
 	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc",
 		"-I", "include", "-o", "/tmp/x/m.bc", "-x", "c", "src/m.c")
 	dev := frontEnd(actions.DeviceCompile, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-fopenmp-is-target-device",
@@ -57,7 +57,7 @@ func TestStabilizeRelative(t *testing.T) {
 // differs for two sources, two working directories or two sets of
 // options; under a base directory it depends on places relative to it.
 func TestIdentityPrefix(t *testing.T) {
-	s := stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=1"}, relative: true}
+	s := stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=1"}}
 	p := s.prefix("foo.c")
 	if strings.Trim(p, "./") != "" || filepath.Clean(p+"//x") != "x" || filepath.Clean(p+"/../x") != "../x" {
 		t.Errorf("prefix %q does not name the directory it is put before", p)
@@ -70,8 +70,8 @@ func TestIdentityPrefix(t *testing.T) {
 	}
 	other := map[string]string{
 		"another source":          s.prefix("bar.c"),
-		"the same name elsewhere": stableNames{cwd: "/w/b", options: s.options, relative: true}.prefix("foo.c"),
-		"other macros":            stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=100"}, relative: true}.prefix("foo.c"),
+		"the same name elsewhere": stableNames{cwd: "/w/b", options: s.options}.prefix("foo.c"),
+		"other macros":            stableNames{cwd: "/w/a", options: []string{"-fopenmp", "-D SCALE=100"}}.prefix("foo.c"),
 	}
 	for what, q := range other {
 		if q == p {
@@ -79,12 +79,12 @@ func TestIdentityPrefix(t *testing.T) {
 		}
 	}
 	// The same source from another directory: the same identity.
-	if (stableNames{cwd: "/w/b", options: s.options, relative: true}).prefix("../a/foo.c") != p {
+	if (stableNames{cwd: "/w/b", options: s.options}).prefix("../a/foo.c") != p {
 		t.Error("one source named from two directories: two prefixes")
 	}
 	// Two checkouts under their base directories: the same places.
-	one := stableNames{cwd: "/c1/proj/build", base: "/c1/proj", options: s.options, relative: true}
-	two := stableNames{cwd: "/c2/x/proj/build", base: "/c2/x/proj", options: s.options, relative: true}
+	one := stableNames{cwd: "/c1/proj/build", base: "/c1/proj", options: s.options}
+	two := stableNames{cwd: "/c2/x/proj/build", base: "/c2/x/proj", options: s.options}
 	if one.prefix("../src/k.c") != two.prefix("../src/k.c") {
 		t.Error("two checkouts under base directories: different prefixes")
 	}
@@ -144,7 +144,7 @@ func TestSemanticOptions(t *testing.T) {
 // TestStabilizeAbsoluteSource: a source named absolutely is given behind
 // the prefix relatively, and renamed back, with the files beside it.
 func TestStabilizeAbsoluteSource(t *testing.T) {
-	s := stableNames{cwd: "/w/proj/build", runDir: "/r", relative: true}
+	s := stableNames{cwd: "/w/proj/build", runDir: "/r"}
 	host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-I/usr/include/x", "-I", "gen",
 		"-fmacro-prefix-map=/w/proj/src=SRC", "-fdebug-prefix-map=gen=GEN", "-o", "k.bc", "-x", "c++", "/w/proj/src/k.cpp")
 	g := &actions.Graph{Actions: []*actions.Action{host}}

@@ -104,26 +104,13 @@ func checkNoCompilerRan(t testing.TB, what string, traces map[string][]jobEvent,
 // checks left out), by path relative to dir.
 func builtFiles(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
+	return readTree(t, dir, func(rel string) bool {
 		if strings.Contains(rel, "CMakeFiles/3.") || strings.Contains(rel, "CMakeScratch") {
-			return nil
+			return false
 		}
-		if ext := filepath.Ext(p); ext == ".o" || ext == ".a" {
-			b, err := os.ReadFile(p)
-			files[rel] = b
-			return err
-		}
-		return nil
+		ext := filepath.Ext(rel)
+		return ext == ".o" || ext == ".a"
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }
 
 // sameBuiltFiles fails the test unless got holds the files of want (by

@@ -37,31 +37,35 @@ func linkStub(t *testing.T, tk llvmtest.CUDAToolkit) string {
 	return ""
 }
 
+// readTree returns the files under root that keep selects (by their path
+// relative to root), by that path.
+func readTree(t testing.TB, root string, keep func(rel string) bool) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if keep(rel) {
+			b, err := os.ReadFile(p)
+			files[rel] = b
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 // sameFiles fails unless dir/clang and dir/offcc hold the same files (by
 // name, recursively, those keep selects) with the same bytes, and returns
 // the names compared.
 func sameFiles(t *testing.T, dir string, keep func(name string) bool) []string {
 	t.Helper()
-	list := func(who string) map[string][]byte {
-		files := map[string][]byte{}
-		root := filepath.Join(dir, who)
-		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			if keep(rel) {
-				b, err := os.ReadFile(p)
-				files[rel] = b
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
+	list := func(who string) map[string][]byte { return readTree(t, filepath.Join(dir, who), keep) }
 	theirs, ours := list("clang"), list("offcc")
 	names := slices.Sorted(func(yield func(string) bool) {
 		for n := range theirs {
