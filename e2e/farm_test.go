@@ -788,7 +788,10 @@ func (f *farmJobs) runWith(t *testing.T, j farm.Job, tamper func(*cache.Entry), 
 	t.Helper()
 	var rnd [12]byte
 	rand.Read(rnd[:])
-	j.Version, j.ID = 1, hex.EncodeToString(rnd[:])
+	j.Version, j.ID = farm.JobVersion, hex.EncodeToString(rnd[:])
+	if j.Expires == 0 {
+		j.Expires = time.Now().Add(time.Hour).UnixMilli()
+	}
 	if j.Toolchain == "" {
 		j.Toolchain = f.toolchain
 	}

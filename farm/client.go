@@ -593,8 +593,9 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	var rnd [12]byte
 	rand.Read(rnd[:])
 	tool := toolchain.ToolName(a.Command[0])
-	j := &Job{Version: 1, ID: hex.EncodeToString(rnd[:]), Toolchain: c.toolchain, Tool: tool,
-		ToolID: c.toolIDs[tool], Args: a.Command[1:], Dir: c.cwd, Kind: a.Kind.String(), Client: c.host}
+	j := &Job{Version: JobVersion, ID: hex.EncodeToString(rnd[:]), Toolchain: c.toolchain, Tool: tool,
+		ToolID: c.toolIDs[tool], Args: a.Command[1:], Dir: c.cwd, Kind: a.Kind.String(), Client: c.host,
+		Expires: time.Now().Add(jobLife).UnixMilli()}
 	if c.opt.Peaks != nil {
 		j.Peak = c.opt.Peaks.Expect(a)
 	}

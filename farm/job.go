@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/offcc/offcc/options"
 )
@@ -35,7 +36,16 @@ type Job struct {
 	// takes the job only while it fits beside those it runs. Records
 	// without it are version 1 all the same.
 	Peak int64 `json:"peak,omitempty"`
+	// Expires is when the job may no longer run, in Unix milliseconds:
+	// a worker refuses a job past it, or further ahead than it accepts
+	// (maxJobLife), and runs a job ID at most once before it, so that a
+	// signed job put back on the stream is not run again.
+	Expires int64 `json:"expires"`
 }
+
+// JobVersion is the version of the job records clients write and
+// workers read: 2 added Expires.
+const JobVersion = 2
 
 // File is one input of a job.
 type File struct {
@@ -81,8 +91,8 @@ func decodeJob(data []byte) (*Job, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("job record does not decode: %v", err)
 	}
-	if j.Version != 1 {
-		return nil, fmt.Errorf("job version %d (this worker speaks 1)", j.Version)
+	if j.Version != JobVersion {
+		return nil, fmt.Errorf("job version %d (this worker speaks %d)", j.Version, JobVersion)
 	}
 	return &j, nil
 }
@@ -464,3 +474,11 @@ func (c *checker) forward(a *options.Arg, text string) string {
 
 // isID reports whether a is the option id (or an alias of it).
 func isID(a *options.Arg, id string) bool { return a.Option.ID == id }
+
+// jobLife is how long a client's job may run from when it is sent (its
+// records in Redis expire after as long), and maxJobLife the furthest
+// ahead a worker accepts a job's expiry (jobLife and some clock skew).
+const (
+	jobLife    = time.Hour
+	maxJobLife = jobLife + 5*time.Minute
+)

@@ -10,13 +10,13 @@ import (
 // TestCheck: what a worker runs and what it refuses, by command line.
 func TestCheck(t *testing.T) {
 	cc1 := func(args ...string) *Job {
-		return &Job{Version: 1, Tool: "clang", Dir: "/src",
+		return &Job{Version: JobVersion, Tool: "clang", Dir: "/src",
 			Args:    append([]string{"-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-obj", "-o", "/tmp/x.o"}, args...),
 			Files:   []File{{Path: "/src/k.hip"}, {Path: "/usr/include/stdio.h"}},
 			Outputs: []string{"/tmp/x.o", "/tmp/x.d"}}
 	}
 	lld := func(args ...string) *Job {
-		return &Job{Version: 1, Tool: "lld", Dir: "/src",
+		return &Job{Version: JobVersion, Tool: "lld", Dir: "/src",
 			Args:    append([]string{"-flavor", "gnu", "-m", "elf64_amdgpu", "-shared", "-o", "/tmp/x.out"}, args...),
 			Files:   []File{{Path: "/tmp/a.o"}},
 			Outputs: []string{"/tmp/x.out"}}
@@ -141,9 +141,9 @@ func TestCheck(t *testing.T) {
 		{"lld --defsym", lld("/tmp/a.o", "--defsym=x=1"), "not run on workers"},
 		{"lld -plugin-opt=-info-output-file=", lld("/tmp/a.o", "-plugin-opt=-info-output-file=/tmp/x"), "outside the allow-list"},
 		{"lld --plugin-opt=dwo_dir=", lld("/tmp/a.o", "--plugin-opt=dwo_dir=/tmp/x"), "not run on workers"},
-		{"lld input by a climbing argument", &Job{Version: 1, Tool: "lld", Dir: "/src", Args: []string{"-o", "/tmp/x.out", "../a.o"},
+		{"lld input by a climbing argument", &Job{Version: JobVersion, Tool: "lld", Dir: "/src", Args: []string{"-o", "/tmp/x.out", "../a.o"},
 			Files: []File{{Path: "/a.o", Arg: "../a.o"}}, Outputs: []string{"/tmp/x.out"}}, "leaves the job's directory"},
-		{"an output climbing out", &Job{Version: 1, Tool: "lld", Dir: "/src", Args: []string{"-o", "../x.out", "/tmp/a.o"},
+		{"an output climbing out", &Job{Version: JobVersion, Tool: "lld", Dir: "/src", Args: []string{"-o", "../x.out", "/tmp/a.o"},
 			Files: []File{{Path: "/tmp/a.o"}}, Outputs: []string{"../x.out"}}, "not a path in the job's directory"},
 		{"-o takes an option as its value", cc1("-o", "-include"), "names no output"},
 		{"an absolute value swallowed", cc1("-MT", "-o", "/tmp/x.o"), "/tmp/x.o names a file the job does not ship"},
@@ -164,7 +164,7 @@ func TestCheck(t *testing.T) {
 // TestPlanCommand: the worker rewrites outputs and lld's inputs from the
 // parse: a value spelled like an output option stays as it is.
 func TestPlanCommand(t *testing.T) {
-	j := &Job{Version: 1, Tool: "clang", Dir: "/src",
+	j := &Job{Version: JobVersion, Tool: "clang", Dir: "/src",
 		Args:    []string{"-cc1", "-main-file-name", "-o", "-MT", "-dependency-file", "-o", "/tmp/x.o", "-dependency-file", "/tmp/x.d", "k.hip"},
 		Files:   []File{{Path: "/src/k.hip"}},
 		Outputs: []string{"/tmp/x.o", "/tmp/x.d"}}
@@ -177,7 +177,7 @@ func TestPlanCommand(t *testing.T) {
 	if got != want {
 		t.Errorf("command = %s\nwant      %s", got, want)
 	}
-	l := &Job{Version: 1, Tool: "lld", Dir: "/src",
+	l := &Job{Version: JobVersion, Tool: "lld", Dir: "/src",
 		Args:    []string{"-flavor", "gnu", "-m", "elf64_amdgpu", "-plugin-opt", "mcpu=gfx90a", "-o", "/tmp/x.out", "a.o", "/tmp/b.o"},
 		Files:   []File{{Path: "/src/a.o", Arg: "a.o"}, {Path: "/tmp/b.o"}},
 		Outputs: []string{"/tmp/x.out"}}

@@ -11,7 +11,7 @@ import (
 // benchJobEntry is a job entry of the size of a heavy HIP device compile's:
 // a 200-argument command line and 300 shipped headers.
 func benchJobEntry() *cache.Entry {
-	j := &Job{Version: 1, ID: "0123456789abcdef01234567", Toolchain: "d2ee1db8b9af6813", Tool: "clang", Dir: "/src/project"}
+	j := &Job{Version: JobVersion, ID: "0123456789abcdef01234567", Toolchain: "d2ee1db8b9af6813", Tool: "clang", Dir: "/src/project"}
 	for i := 0; i < 200; i++ {
 		j.Args = append(j.Args, fmt.Sprintf("-internal-isystem/usr/include/dir%d", i))
 	}
