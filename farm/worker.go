@@ -404,8 +404,15 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 		return freed
 	}
 	defer w.mem.release(peak)
+	// The claim names the job entry this worker read: its client waits
+	// for no other (see makeClaim).
+	sum := ""
+	if getErr == nil {
+		sum = jobSum(e)
+	}
+	claim := makeClaim(w.opt.Keys.SigningKey, id, sum, w.opt.Name)
 	cctx, cancel := context.WithTimeout(bg, 2*time.Second)
-	ok, err := w.rdb.SetNX(cctx, claimKey(w.prefix(), id), w.opt.Name, w.opt.Lease).Result()
+	ok, err := w.rdb.SetNX(cctx, claimKey(w.prefix(), id), claim, w.opt.Lease).Result()
 	cancel()
 	if err != nil || !ok {
 		return nil // taken back by its client, or by another worker
@@ -428,7 +435,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 				return
 			case <-t.C:
 				cctx, cancel := context.WithTimeout(bg, time.Second)
-				n, err := renewScript.Run(cctx, w.rdb, []string{claimKey(w.prefix(), id)}, w.opt.Name, w.opt.Lease.Milliseconds()).Int()
+				n, err := renewScript.Run(cctx, w.rdb, []string{claimKey(w.prefix(), id)}, claim, w.opt.Lease.Milliseconds()).Int()
 				cancel()
 				if err == nil && n == 0 {
 					stop()
