@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"time"
 )
 
 // KindPeak is a job's learned peak memory: the resident set size its
@@ -20,6 +21,10 @@ type peakRecord struct {
 	Peak int64 `json:"peak"`
 	// Last is the measurement that last changed the estimate, in bytes.
 	Last int64 `json:"last"`
+	// MS is the job's learned wall time, in milliseconds (0: none), kept
+	// by RecordTime as peaks are: the build farm's deadlines derive
+	// from it.
+	MS int64 `json:"ms,omitempty"`
 }
 
 // PeakKey returns the key of a job's learned peak: the tool that runs it,
@@ -51,12 +56,18 @@ func (c *Cache) Peak(key string) (int64, bool) {
 }
 
 func (c *Cache) readPeak(key string) (peakRecord, bool) {
+	rec, ok := c.readRecord(key)
+	return rec, ok && rec.Peak > 0
+}
+
+// readRecord reads key's record, whether it has a peak or a time only.
+func (c *Cache) readRecord(key string) (peakRecord, bool) {
 	e, err := c.Store.Get(peakEntryKey(key))
 	if err != nil || e.Kind != KindPeak {
 		return peakRecord{}, false
 	}
 	var rec peakRecord
-	if json.Unmarshal(e.Record, &rec) != nil || rec.Key != key || rec.Peak <= 0 {
+	if json.Unmarshal(e.Record, &rec) != nil || rec.Key != key || rec.Peak < 0 || rec.MS < 0 {
 		return peakRecord{}, false
 	}
 	return rec, true
@@ -84,13 +95,50 @@ func (c *Cache) RecordPeak(key string, bytes int64) {
 		return
 	}
 	est := bytes
-	if old, ok := c.readPeak(key); ok {
+	old, _ := c.readRecord(key)
+	if old.Peak > 0 {
 		est = max(bytes, int64(float64(old.Peak)*peakDecay))
 		if est <= old.Peak && old.Peak-est < old.Peak/32 {
 			return
 		}
 	}
-	data, _ := json.Marshal(peakRecord{Key: key, Peak: est, Last: bytes})
+	data, _ := json.Marshal(peakRecord{Key: key, Peak: est, Last: bytes, MS: old.MS})
+	c.Store.Replace(peakEntryKey(key), &Entry{Kind: KindPeak, Record: data}) // best effort
+}
+
+// Time returns the wall time learned for the job key names (see
+// RecordTime), and false when none is.
+func (c *Cache) Time(key string) (time.Duration, bool) {
+	if !c.peaksOn() {
+		return 0, false
+	}
+	rec, ok := c.readRecord(key)
+	if !ok || rec.MS <= 0 {
+		return 0, false
+	}
+	return time.Duration(rec.MS) * time.Millisecond, true
+}
+
+// RecordTime records a successful run of the job key names that took d,
+// beside its peak and by the same rule: a longer run is taken at once, a
+// shorter one lowers the estimate by a tenth at most (a deadline set too
+// short only races a job locally early; one set too long waits on a stuck
+// worker longer).
+func (c *Cache) RecordTime(key string, d time.Duration) {
+	ms := d.Milliseconds()
+	if !c.peaksOn() || c.Mode != ReadWrite || ms <= 0 {
+		return
+	}
+	old, _ := c.readRecord(key)
+	est := ms
+	if old.MS > 0 {
+		est = max(ms, int64(float64(old.MS)*peakDecay))
+		if est <= old.MS && old.MS-est < old.MS/32 {
+			return
+		}
+	}
+	old.Key, old.MS = key, est
+	data, _ := json.Marshal(old)
 	c.Store.Replace(peakEntryKey(key), &Entry{Kind: KindPeak, Record: data}) // best effort
 }
 

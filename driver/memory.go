@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
@@ -114,6 +115,22 @@ func (l *lazyGovernor) Expect(a *actions.Action) int64 {
 func (l *lazyGovernor) Learn(a *actions.Action, peak int64) {
 	if g := l.get(); g != nil {
 		g.Learn(a, peak)
+	}
+}
+
+// ExpectTime returns how long a is expected to run, for the build farm's
+// deadlines (0: not known).
+func (l *lazyGovernor) ExpectTime(a *actions.Action) time.Duration {
+	if g := l.get(); g != nil {
+		return g.ExpectTime(a)
+	}
+	return 0
+}
+
+// LearnTime records how long a ran on a farm worker.
+func (l *lazyGovernor) LearnTime(a *actions.Action, d time.Duration) {
+	if g := l.get(); g != nil {
+		g.LearnTime(a, d)
 	}
 }
 

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"io"
+	"time"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
@@ -53,6 +54,8 @@ type RemoteRequest struct {
 	Peaks interface {
 		Expect(a *actions.Action) int64
 		Learn(a *actions.Action, peak int64)
+		ExpectTime(a *actions.Action) time.Duration
+		LearnTime(a *actions.Action, d time.Duration)
 	}
 }
 

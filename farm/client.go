@@ -65,6 +65,11 @@ type Peaks interface {
 	Expect(a *actions.Action) int64
 	// Learn records the peak a reached on a worker.
 	Learn(a *actions.Action, peak int64)
+	// ExpectTime returns how long a is expected to run (0: not known),
+	// from which its remote run's deadlines derive (see Deadlines).
+	ExpectTime(a *actions.Action) time.Duration
+	// LearnTime records how long a ran on a worker.
+	LearnTime(a *actions.Action, d time.Duration)
 }
 
 // Client sends actions to workers; it implements actions.Remote. A client
@@ -419,13 +424,21 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		cur, err := getCmd.Result()
 		switch {
 		case err == nil && cur != clientOwner:
+			// Only a claim a trusted worker signed for this job is
+			// waited on: anyone who can write to the server could set
+			// the key and renew it for ever.
+			w, verr := verifyClaim(c.opt.Keys.Workers, c.opt.Insecure, j.ID, sum, cur)
+			if verr != nil {
+				c.distrust(j.ID, cur, fmt.Sprintf("job %s is claimed by %.40q, not a trusted worker (%v)", j.ID, w, verr))
+				return local("its claim is not a trusted worker's (%v)", verr)
+			}
 			// A worker's claim is a lease it renews; one that never
 			// expires is nobody's to wait for.
 			if ttl, terr := ttlCmd.Result(); terr == nil && (ttl < 0 || ttl > 10*time.Minute) {
-				c.reject(fmt.Sprintf("job %s is claimed by %.40q without a lease", j.ID, cur))
+				c.reject(fmt.Sprintf("job %s is claimed by %.40q without a lease", j.ID, w))
 				return local("its claim has no lease")
 			}
-			owner = cur
+			owner = w
 			continue
 		case err != nil && !errors.Is(err, redis.Nil):
 			c.fail(err)
@@ -436,9 +449,16 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		if owner == "" && time.Since(uploaded) < c.opt.Pickup {
 			continue
 		}
+		// Taken from the stream but never claimed: workers claim what
+		// they take at once, so whoever holds it is no worker.
+		taker := c.taker(entry)
 		if c.takeBack(j.ID, entry) {
 			if owner != "" {
 				return local("worker %s stopped answering", owner)
+			}
+			if taker != "" {
+				c.distrust(j.ID, "", fmt.Sprintf("job %s was taken from the queue by %.40q, which never claimed it", j.ID, taker))
+				return local("%.40q took it from the queue and never claimed it", taker)
 			}
 			return local("no worker took it in %v", c.opt.Pickup)
 		}
@@ -482,6 +502,9 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	if c.opt.Peaks != nil && res.PeakRSS > 0 {
 		c.opt.Peaks.Learn(a, res.PeakRSS)
 	}
+	if c.opt.Peaks != nil && res.RunMS > 0 {
+		c.opt.Peaks.LearnTime(a, time.Duration(res.RunMS)*time.Millisecond)
+	}
 	written, err := c.restore(j, e)
 	if err != nil {
 		return local("worker %s: %v", res.Worker, err)
@@ -501,6 +524,46 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	stdout.Write(res.Stdout)
 	stderr.Write(res.Stderr)
 	return info, nil
+}
+
+// distrust answers a job that someone other than a trusted worker holds
+// (its claim value cur, "" for none): the client takes the job back
+// from whoever holds it, counts a rejection, and gives the farm up for
+// the rest of the process with one warning, so that such a writer slows
+// a build by the time it takes to notice, once (see docs/farm.md).
+func (c *Client) distrust(id, cur, why string) {
+	if cur != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		seizeScript.Run(ctx, c.rdb, []string{claimKey(c.store.Prefix(), id)}, cur, clientOwner, (10 * time.Minute).Milliseconds())
+		cancel()
+	}
+	c.rejected.Add(1)
+	c.mu.Lock()
+	c.failed = true
+	c.slots = 0
+	warn := !c.warned && c.opt.Warn != nil
+	c.warned = true
+	c.mu.Unlock()
+	if warn {
+		c.opt.Warn(fmt.Sprintf("build farm %s: %s; running every job locally", c.store.Name(), why))
+	}
+}
+
+// seizeScript replaces a claim that is still ARGV[1] by ARGV[2] with a
+// lease of ARGV[3] milliseconds: 1 if it did.
+var seizeScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3]) return 1 else return 0 end`)
+
+// taker returns the consumer the job's stream entry was delivered to,
+// "" when it was delivered to none (or the server cannot say).
+func (c *Client) taker(entry string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	p, err := c.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: queueKey(c.store.Prefix(), c.toolchain),
+		Group: Group, Start: entry, End: entry, Count: 1}).Result()
+	if err != nil || len(p) == 0 {
+		return ""
+	}
+	return p[0].Consumer
 }
 
 // takeBack claims a job for its client; it reports whether the client now
@@ -598,6 +661,11 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		Expires: time.Now().Add(jobLife).UnixMilli()}
 	if c.opt.Peaks != nil {
 		j.Peak = c.opt.Peaks.Expect(a)
+	}
+	if tool == "lld" && len(j.Args) >= 2 && j.Args[0] == "-flavor" && j.Args[1] == "gnu" {
+		// Workers run ld.lld, lld's ELF driver by name, and refuse
+		// any -flavor: the one clang gives device links goes.
+		j.Args = j.Args[2:]
 	}
 	if w := stableWorkDir(a); w != "" {
 		// The worker gives clang its own -working-directory, the job's

@@ -204,6 +204,18 @@ type fakePeaks struct {
 	mu      sync.Mutex
 	expect  int64
 	learned map[*actions.Action]int64
+	times   map[*actions.Action]time.Duration
+	expectT time.Duration
+}
+
+func (p *fakePeaks) ExpectTime(*actions.Action) time.Duration { return p.expectT }
+
+func (p *fakePeaks) LearnTime(a *actions.Action, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.times != nil {
+		p.times[a] = d
+	}
 }
 
 func (p *fakePeaks) Expect(*actions.Action) int64 { return p.expect }
@@ -221,7 +233,7 @@ func TestClientSendsAndLearnsPeaks(t *testing.T) {
 	srv, store, clang := farmSetup(t)
 	sb := timedSandbox{t.TempDir()}
 	startWorkerWith(t, srv, WorkerOptions{Name: "w1", Clang: clang, Slots: 1, Memory: 1 << 30, MemorySource: "test", Sandbox: sb})
-	peaks := &fakePeaks{expect: 300 << 20, learned: map[*actions.Action]int64{}}
+	peaks := &fakePeaks{expect: 300 << 20, learned: map[*actions.Action]int64{}, times: map[*actions.Action]time.Duration{}}
 	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir(), Peaks: peaks})
 	waitSlots(t, c, 1)
 	dir := t.TempDir()
@@ -242,5 +254,8 @@ func TestClientSendsAndLearnsPeaks(t *testing.T) {
 	defer peaks.mu.Unlock()
 	if p := peaks.learned[a]; p <= 1<<20 {
 		t.Errorf("learned %d bytes from the worker's run, want its measured peak", p)
+	}
+	if d := peaks.times[a]; d <= 0 {
+		t.Errorf("learned a run time of %v from the worker's run, want the time it ran", d)
 	}
 }

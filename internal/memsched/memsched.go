@@ -57,6 +57,10 @@ type Peaks interface {
 	Peak(key string) (bytes int64, ok bool)
 	// RecordPeak records a measured peak for key.
 	RecordPeak(key string, bytes int64)
+	// Time returns the wall time learned for key.
+	Time(key string) (d time.Duration, ok bool)
+	// RecordTime records the wall time of a successful run for key.
+	RecordTime(key string, d time.Duration)
 }
 
 // Config is what New needs to govern one build.
@@ -126,6 +130,7 @@ type Governor struct {
 	mu       sync.Mutex
 	running  map[*reservation]bool
 	seen     map[string]int64           // sibling key → largest peak of a finished job
+	seenTime map[string]time.Duration   // sibling key → longest successful run
 	sibKeys  map[string]map[string]bool // sibling key → the store keys seen
 	retried  map[*actions.Action]bool
 	held     bool // a Reserve was refused since the last wake
@@ -145,13 +150,14 @@ func New(cfg Config) *Governor {
 		cfg.Ledger = &localLedger{}
 	}
 	return &Governor{
-		cfg:     cfg,
-		wake:    make(chan struct{}, 1),
-		running: map[*reservation]bool{},
-		seen:    map[string]int64{},
-		sibKeys: map[string]map[string]bool{},
-		retried: map[*actions.Action]bool{},
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		wake:     make(chan struct{}, 1),
+		running:  map[*reservation]bool{},
+		seen:     map[string]int64{},
+		seenTime: map[string]time.Duration{},
+		sibKeys:  map[string]map[string]bool{},
+		retried:  map[*actions.Action]bool{},
+		stop:     make(chan struct{}),
 	}
 }
 
@@ -231,6 +237,44 @@ func (g *Governor) Learn(a *actions.Action, peak int64) {
 	g.seen[sib] = max(g.seen[sib], peak)
 	if key != "" && g.cfg.Peaks != nil {
 		g.cfg.Peaks.RecordPeak(key, peak)
+	}
+}
+
+// ExpectTime returns how long a is expected to run, 0 when nothing is
+// known: the time learned for it in earlier builds, else the longest a
+// sibling took in this one (another arch of the same source).
+func (g *Governor) ExpectTime(a *actions.Action) time.Duration {
+	if !runsProcess(a) {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key, sib := g.keys(a)
+	if key != "" && g.cfg.Peaks != nil {
+		if d, ok := g.cfg.Peaks.Time(key); ok && d > 0 {
+			return d
+		}
+	}
+	return g.seenTime[sib]
+}
+
+// LearnTime records the wall time of a successful run of a elsewhere (a
+// farm worker's run), as a finished local run's is recorded.
+func (g *Governor) LearnTime(a *actions.Action, d time.Duration) {
+	if !runsProcess(a) || d <= 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.learnTime(a, d)
+}
+
+// learnTime records d for a. g.mu is held.
+func (g *Governor) learnTime(a *actions.Action, d time.Duration) {
+	key, sib := g.keys(a)
+	g.seenTime[sib] = max(g.seenTime[sib], d)
+	if key != "" && g.cfg.Peaks != nil {
+		g.cfg.Peaks.RecordTime(key, d)
 	}
 }
 
@@ -453,6 +497,7 @@ type reservation struct {
 	reserved int64 // grows when sampling sees more than expected
 	sampled  int64 // the largest sample
 	pid      int
+	started  time.Time // when its process started
 	released bool
 }
 
@@ -461,7 +506,7 @@ func (r *reservation) Started(pid int) {
 	g := r.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	r.pid = pid
+	r.pid, r.started = pid, time.Now()
 	if !r.released {
 		g.startSampling()
 	}
@@ -513,6 +558,9 @@ func (r *reservation) Done(u actions.Usage, err error) (retryAlone bool) {
 	g.seen[r.sib] = max(g.seen[r.sib], measured)
 	if r.key != "" && g.cfg.Peaks != nil {
 		g.cfg.Peaks.RecordPeak(r.key, measured)
+	}
+	if !r.started.IsZero() {
+		g.learnTime(r.a, time.Since(r.started))
 	}
 	return false
 }

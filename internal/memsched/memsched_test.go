@@ -108,6 +108,19 @@ func (p *fakePeaks) RecordPeak(key string, bytes int64) {
 	p.m[key] = bytes
 }
 
+func (p *fakePeaks) Time(key string) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.m["time\t"+key]
+	return time.Duration(v), ok
+}
+
+func (p *fakePeaks) RecordTime(key string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m["time\t"+key] = int64(d)
+}
+
 func (p *fakePeaks) get(key string) (int64, bool) { return p.Peak(key) }
 
 const wd = "/src/proj"
