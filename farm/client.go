@@ -566,6 +566,24 @@ func (c *Client) taker(entry string) string {
 	return p[0].Consumer
 }
 
+// Deadlines returns, for a remote run of a, after how long it counts as
+// slow (a local slot with nothing else to do then races it) and when it
+// is late (it is then run locally as well, whatever else waits): the
+// pickup time, then twice and four times the time a is expected to run
+// (learned as its peak is, from its earlier runs here and on workers),
+// with a margin for the transfers; without a learned time, 5 s and 30 s.
+// Whichever run ends first is the action's.
+func (c *Client) Deadlines(a *actions.Action) (slow, deadline time.Duration) {
+	var exp time.Duration
+	if c.opt.Peaks != nil {
+		exp = c.opt.Peaks.ExpectTime(a)
+	}
+	if exp <= 0 {
+		return c.opt.Pickup + 5*time.Second, c.opt.Pickup + 30*time.Second
+	}
+	return c.opt.Pickup + 2*exp + time.Second, c.opt.Pickup + 4*exp + 5*time.Second
+}
+
 // takeBack claims a job for its client; it reports whether the client now
 // owns it (no worker does). A job nobody took leaves the stream.
 func (c *Client) takeBack(id, entry string) bool {
