@@ -105,12 +105,14 @@ var outputIDs = map[string]map[string]bool{
 }
 
 // lldAllowed are the lld options a worker runs, by ID: those of the
-// device links clang's and offcc's drivers make (AMDGPU's "-flavor gnu -m
-// elf64_amdgpu --no-undefined -shared -plugin-opt=... -o OUT IN...") and
-// a few that change no file lld reads or writes. Anything else runs on
-// the client. Values are names (no '/'); inputs are the job's files.
+// device links clang's and offcc's drivers make (AMDGPU's "-m
+// elf64_amdgpu --no-undefined -shared -plugin-opt=... -o OUT IN...", which
+// the worker runs as ld.lld) and a few that change no file lld reads or
+// writes. Anything else runs on the client. Values are names (no '/');
+// inputs are the job's files. -flavor is not one of them: see
+// lldDriverMode.
 var lldAllowed = map[string]bool{
-	"flavor": true, "m": true, "o": true, "INPUT": true,
+	"m": true, "o": true, "INPUT": true,
 	"no_undefined": true, "shared": true, "Bshareable": true, "pie": true, "no_pie": true,
 	"whole_archive": true, "no_whole_archive": true, "as_needed": true, "no_as_needed": true,
 	"plugin_opt": true, "plugin_opt_eq": true, "plugin_opt_eq_minus": true, "mllvm": true,
@@ -123,31 +125,205 @@ var lldAllowed = map[string]bool{
 	"z": true, "hash_style": true, "discard_all": true, "discard_locals": true,
 }
 
-// llvmAllowed are the prefixes of the LLVM options (-mllvm X, lld's
-// -plugin-opt=-X) a worker passes on: target tuning, which reads and
-// writes no file. LLVM has options that load plugins (-load,
-// -load-pass-plugin) or write files (-info-output-file=, -stats-file=),
-// so the others run on the client.
-var llvmAllowed = []string{
-	"amdgpu-", "nvptx-", "spirv-", "x86-", "inline-threshold", "inlinehint-threshold",
-	"unroll-", "vectorize-", "slp-", "enable-misched", "misched",
-	// clang's OpenMP device compiles for nvptx64 pass it.
-	"enable-memcpyopt-without-libcalls",
-}
+// lldEmulations are the values -m may have in an lld job: the ELF
+// emulations of device links. clang's AMDGPU toolchain passes "-m
+// elf64_amdgpu" (HIP and OpenMP device links of the old offload driver);
+// an x86_64 host-device link (OpenMP -fopenmp-targets=x86_64-pc-linux-gnu,
+// linked with lld) has "-m elf_x86_64". The device links of the new
+// driver pass no -m (lld takes the emulation from the first input);
+// NVPTX and SPIR-V devices are not linked with lld.
+var lldEmulations = map[string]bool{"elf64_amdgpu": true, "elf_x86_64": true}
 
-// llvmOptionAllowed reports whether the LLVM option v (with its leading
-// dashes, and a value after '=' if any) is one a worker passes on.
-func llvmOptionAllowed(v string) bool {
-	name := strings.TrimLeft(v, "-")
-	if name == v || strings.ContainsAny(v, "/\\") {
-		return false
-	}
-	for _, p := range llvmAllowed {
-		if strings.HasPrefix(name, p) {
-			return true
+// lldDriverMode returns why lld, run as ld.lld with the arguments argv,
+// might run another driver than its ELF driver, or "". lld (LLVM 22,
+// lld/tools/lld/lld.cpp) picks its driver before any option is parsed:
+// "-flavor F" as the first argument selects the ELF (gnu, ld, ld.lld),
+// COFF (link), Mach-O (darwin, ld64, ld64.lld) or WebAssembly (wasm,
+// ld-wasm) driver whatever argv[0] says; and in the ELF flavour the
+// first word "-m" followed by a PE emulation (i386pe, i386pep, thumb2pe,
+// arm64pe, arm64ecpe, arm64xpe, mipspe; matched word by word, whatever
+// option the words belong to) selects the MinGW driver. (Joined
+// spellings, -mi386pep or -m=i386pep, do not: the ELF driver reads them
+// as unknown emulations.) So a worker refuses -flavor wherever it
+// stands, in any spelling, and every word "-m" not followed by an
+// emulation of lldEmulations; check allows -m in other spellings only
+// with such an emulation too.
+func lldDriverMode(argv []string) string {
+	for i, a := range argv {
+		if strings.HasPrefix(a, "-") && strings.HasPrefix(strings.TrimLeft(a, "-"), "flavor") {
+			return fmt.Sprintf("option %s is not run on workers (lld runs only as ld.lld, its ELF driver)", a)
+		}
+		if a == "-m" && i+1 < len(argv) && !lldEmulations[argv[i+1]] {
+			return fmt.Sprintf("option -m %s is not run on workers (%s)", argv[i+1], emulationWhy(argv[i+1]))
 		}
 	}
-	return false
+	return ""
+}
+
+// peEmulations are the -m values with which lld runs its MinGW driver
+// (isPETargetName in lld/tools/lld/lld.cpp).
+var peEmulations = map[string]bool{
+	"i386pe": true, "i386pep": true, "thumb2pe": true, "arm64pe": true,
+	"arm64ecpe": true, "arm64xpe": true, "mipspe": true,
+}
+
+// emulationWhy says why lld's -m v is refused.
+func emulationWhy(v string) string {
+	if peEmulations[v] {
+		return fmt.Sprintf("%s is a PE emulation: -m %s switches lld to its MinGW driver", v, v)
+	}
+	return "not an emulation of the device links: elf64_amdgpu, elf_x86_64"
+}
+
+// llvmValues are the shapes of value an LLVM option may be given on a
+// worker, as a set: none of them names a file.
+type llvmValues uint8
+
+const (
+	// llvmNone: -name, no value.
+	llvmNone llvmValues = 1 << iota
+	// llvmBool: -name=true, false, 1 or 0.
+	llvmBool
+	// llvmNumber: -name=N, N decimal digits.
+	llvmNumber
+	// llvmWord: -name=W, W of letters, digits and "+,_-." that does
+	// not start with '.' (no '/', no '@', no '=').
+	llvmWord
+)
+
+// llvmTools are the tools that take an LLVM option on a worker, as a set.
+type llvmTools uint8
+
+const (
+	// llvmCC1: clang -cc1 -mllvm X.
+	llvmCC1 llvmTools = 1 << iota
+	// llvmLLD: ld.lld -mllvm X, -plugin-opt=-X and -plugin-opt -X.
+	llvmLLD
+)
+
+// llvmOption is an LLVM option of llvmAllowed: the values it may take, the
+// tools it may be passed to, and why it is allowed.
+type llvmOption struct {
+	values llvmValues
+	tools  llvmTools
+	from   string
+}
+
+// llvmAllowed are the LLVM options (-mllvm X in clang -cc1 and lld, and
+// lld's -plugin-opt=-X and -plugin-opt -X) a worker passes on, by name
+// (what comes before '=', without its leading dashes): each with the
+// shapes of value it may take, none of which names a file: the options
+// clang 22's drivers pass to device compiles and links, and a few target
+// tuning knobs. Each is checked to open no file: TestLLVMOptionsOpenNoFile
+// runs the real clang -cc1 (for amdgcn, nvptx64, spirv64 and x86_64) and
+// the real ld.lld (AMDGPU and x86_64 LTO links, as -plugin-opt=-X and
+// -mllvm X) with it, with each shape of value, in an empty directory that
+// is also the run's TMPDIR, and finds nothing there afterwards but the
+// output; where strace is installed, it also finds that the run names no
+// file that the same run without the option does not.
+// TestLLVMOptionsOfClang checks that clang's own options are all here.
+// Every other LLVM option runs on the client: LLVM has options that load
+// code (-load, -load-pass-plugin, -x86-lvi-load-opt-plugin), that write
+// files (-info-output-file=, -stats-file=, -amdgpu-module-splitting-
+// print-partition-summaries=, -amdgpu-module-splitting-print-module-dotcfg=)
+// or that write a file per function (-x86-lvi-load-dot-only), and value
+// shapes alone do not tell them apart.
+var llvmAllowed = map[string]llvmOption{
+	// What clang 22's drivers pass to device compiles and links (clang
+	// -### of HIP, CUDA, OpenMP offload and SYCL builds).
+	"amdgpu-internalize-symbols": {llvmNone | llvmBool, llvmCC1 | llvmLLD,
+		"clang: HIP device compiles (-mllvm) and AMDGPU device links of the old offload driver (-plugin-opt=-)"},
+	"amdhsa-code-object-version": {llvmNumber, llvmCC1 | llvmLLD,
+		"clang: AMDGPU device compiles with -mcode-object-version=N"},
+	"enable-memcpyopt-without-libcalls": {llvmNone | llvmBool, llvmCC1,
+		"clang: CUDA and OpenMP NVPTX device compiles"},
+	"nvptx-short-ptr": {llvmNone | llvmBool, llvmCC1,
+		"clang: NVPTX device compiles with -fcuda-short-ptr"},
+	"vectorize-loops": {llvmNone | llvmBool, llvmCC1 | llvmLLD,
+		"clang: SPIR-V device compiles of HIP (--offload=spirv64), =false"},
+	"vectorize-slp": {llvmNone | llvmBool, llvmCC1 | llvmLLD,
+		"clang: SPIR-V device compiles of HIP (--offload=spirv64), =false"},
+	"mattr": {llvmWord, llvmLLD,
+		"clang: AMDGPU device links with target features (gfx90a:xnack+, -mwavefrontsize64, -mno-tgsplit): -plugin-opt=-mattr=+xnack,-tgsplit"},
+
+	// Tuning knobs users pass (-mllvm, -Xoffload-linker -mllvm=, -Xarch_device
+	// -mllvm).
+	"amdgpu-early-inline-all":               {llvmNone | llvmBool, llvmCC1 | llvmLLD, "tuning: inline every AMDGPU function (older clangs passed =true)"},
+	"amdgpu-function-calls":                 {llvmNone | llvmBool, llvmCC1 | llvmLLD, "tuning: AMDGPU function calls (older clangs passed =false)"},
+	"amdgpu-kernarg-preload-count":          {llvmNumber, llvmCC1 | llvmLLD, "tuning: AMDGPU kernel arguments preloaded into SGPRs"},
+	"amdgpu-promote-alloca-to-vector-limit": {llvmNumber, llvmCC1 | llvmLLD, "tuning: AMDGPU alloca promotion"},
+	"amdgpu-unroll-threshold-private":       {llvmNumber, llvmCC1 | llvmLLD, "tuning: AMDGPU unrolling"},
+	"inline-threshold":                      {llvmNumber, llvmCC1 | llvmLLD, "tuning: inliner"},
+	"inlinehint-threshold":                  {llvmNumber, llvmCC1 | llvmLLD, "tuning: inliner"},
+	"unroll-threshold":                      {llvmNumber, llvmCC1 | llvmLLD, "tuning: loop unrolling"},
+	"nvptx-sched4reg":                       {llvmNone | llvmBool, llvmCC1, "tuning: NVPTX scheduling for register pressure"},
+	"nvptx-prec-divf32":                     {llvmNumber, llvmCC1, "tuning: NVPTX f32 division precision (0-3)"},
+	"nvptx-prec-sqrtf32":                    {llvmNone | llvmBool, llvmCC1, "tuning: NVPTX f32 square root precision"},
+}
+
+// llvmOptionRefused returns why the LLVM option v (with its leading
+// dashes, and a value after '=' if any) is not passed on to tool, or "".
+func llvmOptionRefused(v string, tool llvmTools) string {
+	name, value, hasValue := strings.Cut(v, "=")
+	dashes := len(name) - len(strings.TrimLeft(name, "-"))
+	name = name[dashes:]
+	o, ok := llvmAllowed[name]
+	switch {
+	case dashes != 1 && dashes != 2:
+		return fmt.Sprintf("%s is not an LLVM option", v)
+	case !ok:
+		return "an LLVM option outside the allow-list"
+	case o.tools&tool == 0:
+		return fmt.Sprintf("an LLVM option outside the allow-list: %s is not passed to this tool", name)
+	case !hasValue && o.values&llvmNone != 0,
+		hasValue && o.values&llvmBool != 0 && (value == "true" || value == "false" || value == "1" || value == "0"),
+		hasValue && o.values&llvmNumber != 0 && isNumber(value),
+		hasValue && o.values&llvmWord != 0 && isWord(value):
+		return ""
+	}
+	return fmt.Sprintf("an LLVM option outside the allow-list: %s takes %s", name, o.values)
+}
+
+// isNumber reports whether s is 1 to 9 decimal digits.
+func isNumber(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isWord reports whether s is a word of llvmWord: letters, digits and
+// "+,_-.", not starting with '.'.
+func isWord(s string) bool {
+	if s == "" || s[0] == '.' {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.ContainsRune("+,_-.", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (v llvmValues) String() string {
+	var s []string
+	for _, x := range []struct {
+		v    llvmValues
+		name string
+	}{{llvmNone, "no value"}, {llvmBool, "=true or =false"}, {llvmNumber, "=NUMBER"}, {llvmWord, "=WORD"}} {
+		if v&x.v != 0 {
+			s = append(s, x.name)
+		}
+	}
+	return strings.Join(s, " or ")
 }
 
 // pathLike reports whether an option's value could name a file: it has a
@@ -244,13 +420,17 @@ func (p *plan) command(out, in map[string]string) []string {
 //     through the VFS overlay, which shows nothing but the shipped
 //     files); a file read or an input that the job ships; an
 //     unclassified value that names no file (no '/', no leading '.'),
-//     or is a shipped file; -mllvm with an option of llvmAllowed. Never
-//     an option the model marks NoRemote, a file or directory written
-//     other than the job's outputs, a plugin or program, or an option
-//     that takes the rest of the line.
-//   - lld: the options of lldAllowed only, names without '/', -plugin-opt
-//     values read as lld reads them, inputs the job ships, by the name
-//     the job gives them, that do not climb out of the directory.
+//     or is a shipped file; -mllvm with an option of llvmAllowed, with a
+//     value of a shape it allows. Never an option the model marks
+//     NoRemote, a file or directory written other than the job's
+//     outputs, a plugin or program, or an option that takes the rest of
+//     the line.
+//   - lld, which the worker runs as ld.lld: its ELF driver only, so no
+//     -flavor anywhere and -m only with an emulation of lldEmulations
+//     (see lldDriverMode); the options of lldAllowed only, names without
+//     '/', -plugin-opt values read as lld reads them (LLVM options as
+//     for -mllvm), inputs the job ships, by the name the job gives them,
+//     that do not climb out of the directory.
 //
 // Outputs are separate -o PATH (and cc1's -dependency-file PATH) naming
 // outputs of the job; the worker rewrites them from the parse. As the
@@ -297,9 +477,14 @@ func check(j *Job) (*plan, string) {
 		c.outputs[o] = true
 	}
 	// Word by word, wherever the word stands: response files are expanded
-	// before any option is parsed.
+	// before any option is parsed, and lld picks its driver from words.
 	for _, a := range argv {
 		if why := denied(a); why != "" {
+			return nil, why
+		}
+	}
+	if j.Tool == "lld" {
+		if why := lldDriverMode(argv); why != "" {
 			return nil, why
 		}
 	}
@@ -393,6 +578,8 @@ func (c *checker) arg(a *options.Arg, argv []string, top bool) (output bool, why
 		return false, fmt.Sprintf("option %s is not run on workers (%s)", text, o.NoRemote)
 	case c.j.Tool == "lld" && !lldAllowed[o.ID]:
 		return false, fmt.Sprintf("option %s is not run on workers (not one of the device links' options)", text)
+	case c.j.Tool == "lld" && o.ID == "m" && !lldEmulations[a.Value()]:
+		return false, fmt.Sprintf("option %s is not run on workers (%s)", text, emulationWhy(a.Value()))
 	}
 	switch o.Value {
 	case options.WriteFile, options.WriteDir, options.Plugin, options.Program:
@@ -438,14 +625,18 @@ func (c *checker) forward(a *options.Arg, text string) string {
 	switch {
 	case isID(a, "mllvm"), isID(a, "plugin_opt_eq_minus"):
 		v := a.Value()
+		tool := llvmCC1
+		if c.j.Tool == "lld" {
+			tool = llvmLLD
+		}
 		if a.Option.ID == "plugin_opt_eq_minus" {
 			v = "-" + v
 		}
-		if !llvmOptionAllowed(v) {
+		if why := llvmOptionRefused(v, tool); why != "" {
 			if strings.Contains(v, "load") || strings.Contains(v, "plugin") {
-				return fmt.Sprintf("argument %s may load code", text)
+				return fmt.Sprintf("argument %s may load code (%s)", text, why)
 			}
-			return fmt.Sprintf("argument %s is not run on workers (an LLVM option outside the allow-list)", text)
+			return fmt.Sprintf("argument %s is not run on workers (%s)", text, why)
 		}
 		return ""
 	case c.j.Tool == "lld" && (isID(a, "plugin_opt") || isID(a, "plugin_opt_eq")):
@@ -457,12 +648,10 @@ func (c *checker) forward(a *options.Arg, text string) string {
 			return fmt.Sprintf("%s: %v", c.table.Tool, err)
 		}
 		if inner.Option.ID == "plugin_opt_eq" {
-			// No lld option of its own: an LLVM option without its
-			// dash, as LTO reads it.
-			if llvmOptionAllowed("-" + inner.Value()) {
-				return ""
-			}
-			return fmt.Sprintf("argument %s is not run on workers (a plugin option outside the allow-list)", text)
+			// No plugin option of lld's: ld.lld reports it as an
+			// unknown plugin option (or ignores GCC's lto-wrapper
+			// path); LLVM options go as -plugin-opt=-X.
+			return fmt.Sprintf("argument %s is not run on workers (lld has no plugin option %s)", text, inner.Value())
 		}
 		if _, why := c.arg(inner, line, false); why != "" {
 			return fmt.Sprintf("%s (lld reads %s as %s)", why, text, line[0])

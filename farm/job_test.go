@@ -17,9 +17,15 @@ func TestCheck(t *testing.T) {
 	}
 	lld := func(args ...string) *Job {
 		return &Job{Version: JobVersion, Tool: "lld", Dir: "/src",
-			Args:    append([]string{"-flavor", "gnu", "-m", "elf64_amdgpu", "-shared", "-o", "/tmp/x.out"}, args...),
+			Args:    append([]string{"-m", "elf64_amdgpu", "-shared", "-o", "/tmp/x.out"}, args...),
 			Files:   []File{{Path: "/tmp/a.o"}},
 			Outputs: []string{"/tmp/x.out"}}
+	}
+	// flavored is an lld job with exactly these arguments.
+	flavored := func(args ...string) *Job {
+		j := lld()
+		j.Args = args
+		return j
 	}
 	for _, tc := range []struct {
 		name string
@@ -137,7 +143,7 @@ func TestCheck(t *testing.T) {
 		{"an unclassified value", cc1("-target-sdk-version=11.8", "-fvisibility=hidden", "-O3"), ""},
 		{"lld --format=binary", lld("/tmp/a.o", "--format=binary"), "not one of the device links' options"},
 		{"lld -b binary", lld("/tmp/a.o", "-b", "binary"), "not run on workers"},
-		{"lld -m with a path", lld("/tmp/a.o", "-m", "/etc/x"), "a name with a path"},
+		{"lld -m with a path", lld("/tmp/a.o", "-m", "/etc/x"), "not an emulation of the device links"},
 		{"lld --defsym", lld("/tmp/a.o", "--defsym=x=1"), "not run on workers"},
 		{"lld -plugin-opt=-info-output-file=", lld("/tmp/a.o", "-plugin-opt=-info-output-file=/tmp/x"), "outside the allow-list"},
 		{"lld --plugin-opt=dwo_dir=", lld("/tmp/a.o", "--plugin-opt=dwo_dir=/tmp/x"), "not run on workers"},
@@ -148,6 +154,66 @@ func TestCheck(t *testing.T) {
 		{"-o takes an option as its value", cc1("-o", "-include"), "names no output"},
 		{"an absolute value swallowed", cc1("-MT", "-o", "/tmp/x.o"), "/tmp/x.o names a file the job does not ship"},
 		{"unclean file", &Job{Tool: "clang", Dir: "/", Args: []string{"-cc1"}, Files: []File{{Path: "/a/../b"}}}, "clean"},
+
+		// One lld flavour: the ELF driver, run as ld.lld. -flavor
+		// anywhere, in any spelling, and -m with a PE emulation (lld's
+		// MinGW driver) or any but the device links' are refused.
+		{"lld -flavor gnu", flavored("-flavor", "gnu"), "lld runs only as ld.lld"},
+		{"lld -flavor link", flavored("-flavor", "link", "-mllvm:-version", "x.obj"), "-flavor is not run on workers"},
+		{"lld -flavor darwin", flavored("-flavor", "darwin"), "-flavor is not run on workers"},
+		{"lld -flavor wasm", flavored("-flavor", "wasm"), "-flavor is not run on workers"},
+		{"lld -flavor LINK", flavored("-flavor", "LINK"), "-flavor is not run on workers"},
+		{"lld --flavor", flavored("--flavor", "link"), "--flavor is not run on workers"},
+		{"lld -flavor later", lld("/tmp/a.o", "-flavor", "gnu"), "-flavor is not run on workers"},
+		{"lld -m i386pep", lld("/tmp/a.o", "-m", "i386pep"), "MinGW"},
+		{"lld -m i386pep first", flavored("-m", "i386pep"), "MinGW"},
+		{"lld -m mipspe", flavored("-m", "mipspe"), "MinGW"},
+		{"lld -m arm64xpe", flavored("-m", "arm64xpe"), "MinGW"},
+		{"lld -m as a value", lld("/tmp/a.o", "-z", "-m", "i386pe"), "MinGW"},
+		{"lld -mi386pep", lld("/tmp/a.o", "-mi386pep"), "MinGW"},
+		{"lld -m=i386pep", lld("/tmp/a.o", "-m=i386pep"), "not an emulation of the device links"},
+		{"lld -m elf_i386", lld("/tmp/a.o", "-m", "elf_i386"), "not an emulation of the device links"},
+		{"lld -m elf_x86_64", flavored("-m", "elf_x86_64", "-shared", "-o", "/tmp/x.out", "/tmp/a.o"), ""},
+		{"lld -melf64_amdgpu", flavored("-melf64_amdgpu", "-shared", "-o", "/tmp/x.out", "/tmp/a.o"), ""},
+		{"lld without -m", flavored("-shared", "--lto-partitions=8", "-plugin-opt=mcpu=gfx906", "-plugin-opt=O3", "--lto-CGO3", "-o", "/tmp/x.out", "/tmp/a.o", "-mllvm=-amdgpu-internalize-symbols"), ""},
+
+		// LLVM options: exact names, values of the shapes each takes.
+		// The file writers of the security review, in every spelling.
+		{"-mllvm -amdgpu-module-splitting-print-partition-summaries=", cc1("-mllvm", "-amdgpu-module-splitting-print-partition-summaries=F"), "outside the allow-list"},
+		{"-mllvm -amdgpu-module-splitting-print-module-dotcfg=", cc1("-mllvm", "-amdgpu-module-splitting-print-module-dotcfg=F"), "outside the allow-list"},
+		{"-mllvm -x86-lvi-load-dot-only", cc1("-target-feature", "+lvi-load-hardening", "-mllvm", "-x86-lvi-load-dot-only"), "outside the allow-list"},
+		{"-mllvm -x86-lvi-load-dot", cc1("-mllvm", "-x86-lvi-load-dot"), "outside the allow-list"},
+		{"-mllvm -x86-lvi-load-opt-plugin=", cc1("-mllvm", "-x86-lvi-load-opt-plugin=p.so"), "may load code"},
+		{"lld -plugin-opt=-amdgpu-module-splitting-print-partition-summaries=", lld("/tmp/a.o", "-plugin-opt=-amdgpu-module-splitting-print-partition-summaries=F"), "outside the allow-list"},
+		{"lld -plugin-opt=-amdgpu-module-splitting-print-module-dotcfg=", lld("/tmp/a.o", "-plugin-opt=-amdgpu-module-splitting-print-module-dotcfg=F"), "outside the allow-list"},
+		{"lld -plugin-opt=-x86-lvi-load-dot-only", lld("/tmp/a.o", "-plugin-opt=-x86-lvi-load-dot-only"), "outside the allow-list"},
+		{"lld --plugin-opt=-amdgpu-module-splitting-print-partition-summaries=", lld("/tmp/a.o", "--plugin-opt=-amdgpu-module-splitting-print-partition-summaries=F"), "outside the allow-list"},
+		{"lld -plugin-opt -amdgpu-module-splitting-print-module-dotcfg=", lld("/tmp/a.o", "-plugin-opt", "-amdgpu-module-splitting-print-module-dotcfg=F"), "outside the allow-list"},
+		{"lld -plugin-opt -x86-lvi-load-dot-only", lld("/tmp/a.o", "-plugin-opt", "-x86-lvi-load-dot-only"), "outside the allow-list"},
+		{"lld -mllvm -amdgpu-module-splitting-print-partition-summaries=", lld("/tmp/a.o", "-mllvm", "-amdgpu-module-splitting-print-partition-summaries=F"), "outside the allow-list"},
+		{"lld -mllvm=-amdgpu-module-splitting-print-module-dotcfg=", lld("/tmp/a.o", "-mllvm=-amdgpu-module-splitting-print-module-dotcfg=F"), "outside the allow-list"},
+		{"lld -mllvm -x86-lvi-load-dot-only", lld("/tmp/a.o", "-mllvm", "-x86-lvi-load-dot-only"), "outside the allow-list"},
+		// A prefix of an allowed name, or an allowed name as a prefix,
+		// is not the option.
+		{"-mllvm a name the old prefix list allowed", cc1("-mllvm", "-amdgpu-dump-hsa-metadata"), "outside the allow-list"},
+		{"-mllvm an allowed name and more", cc1("-mllvm", "-inline-threshold-x=1"), "outside the allow-list"},
+		{"-mllvm unroll-count", cc1("-mllvm", "-unroll-count=4"), "outside the allow-list"},
+		// Values.
+		{"-mllvm a number", cc1("-mllvm", "-inline-threshold=1000", "-mllvm", "--amdhsa-code-object-version=6"), ""},
+		{"-mllvm a number without its value", cc1("-mllvm", "-inline-threshold"), "takes =NUMBER"},
+		{"-mllvm a number that is a word", cc1("-mllvm", "-inline-threshold=F"), "takes =NUMBER"},
+		{"-mllvm a number with a path", cc1("-mllvm", "-unroll-threshold=1/x"), "takes =NUMBER"},
+		{"-mllvm a flag", cc1("-mllvm", "-amdgpu-internalize-symbols", "-mllvm", "-nvptx-short-ptr=false", "-mllvm", "-vectorize-slp=0"), ""},
+		{"-mllvm a flag with a word", cc1("-mllvm", "-amdgpu-internalize-symbols=F"), "takes no value or =true or =false"},
+		{"-mllvm three dashes", cc1("-mllvm", "---inline-threshold=1"), "not an LLVM option"},
+		{"-mllvm -mattr (no clang option)", cc1("-mllvm", "-mattr=+xnack"), "not passed to this tool"},
+		{"lld -plugin-opt=-mattr=", lld("/tmp/a.o", "-plugin-opt=-mattr=+xnack,-tgsplit", "-plugin-opt=-mattr=-wavefrontsize64"), ""},
+		{"lld -plugin-opt=-mattr= with a path", lld("/tmp/a.o", "-plugin-opt=-mattr=+x/y"), "takes =WORD"},
+		{"lld -plugin-opt=-mattr= dot-leading", lld("/tmp/a.o", "-plugin-opt=-mattr=.x"), "takes =WORD"},
+		{"lld -plugin-opt=-mattr= with =", lld("/tmp/a.o", "-plugin-opt=-mattr=a=b"), "takes =WORD"},
+		{"lld -mllvm an NVPTX option", lld("/tmp/a.o", "-mllvm", "-nvptx-short-ptr"), "not passed to this tool"},
+		{"lld -plugin-opt= an LLVM option without its dash", lld("/tmp/a.o", "-plugin-opt=amdgpu-internalize-symbols"), "lld has no plugin option amdgpu-internalize-symbols"},
+		{"lld -plugin-opt= GCC's lto-wrapper", lld("/tmp/a.o", "-plugin-opt=/usr/lib/gcc/lto-wrapper"), "not run on workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, got := check(tc.job)
@@ -178,14 +244,14 @@ func TestPlanCommand(t *testing.T) {
 		t.Errorf("command = %s\nwant      %s", got, want)
 	}
 	l := &Job{Version: JobVersion, Tool: "lld", Dir: "/src",
-		Args:    []string{"-flavor", "gnu", "-m", "elf64_amdgpu", "-plugin-opt", "mcpu=gfx90a", "-o", "/tmp/x.out", "a.o", "/tmp/b.o"},
+		Args:    []string{"-m", "elf64_amdgpu", "-plugin-opt", "mcpu=gfx90a", "-o", "/tmp/x.out", "a.o", "/tmp/b.o"},
 		Files:   []File{{Path: "/src/a.o", Arg: "a.o"}, {Path: "/tmp/b.o"}},
 		Outputs: []string{"/tmp/x.out"}}
 	if p, why = check(l); why != "" {
 		t.Fatal(why)
 	}
 	got = strings.Join(p.command(map[string]string{"/tmp/x.out": "W/o0"}, map[string]string{"a.o": "W/in/f0", "/tmp/b.o": "W/in/f1"}), " ")
-	want = "-flavor gnu -m elf64_amdgpu -plugin-opt mcpu=gfx90a -o W/o0 W/in/f0 W/in/f1"
+	want = "-m elf64_amdgpu -plugin-opt mcpu=gfx90a -o W/o0 W/in/f0 W/in/f1"
 	if got != want {
 		t.Errorf("command = %s\nwant      %s", got, want)
 	}
