@@ -14,8 +14,9 @@ package farm
 //     holds only the toolchain (the Roots, the tools, their ELF interpreter
 //     and shared libraries, with the symbolic links on the way to them
 //     recreated), /etc/ld.so.cache, a fresh /proc, a minimal read-only
-//     /dev, and the job's directory, writable, with the shipped inputs
-//     bound read-only on top. offcc itself, whose "__farm-sandbox" step
+//     /dev, the job's directory, writable, and the shipped inputs, bound
+//     read-only (beside the job's directory, as the worker lays them out,
+//     or inside it). offcc itself, whose "__farm-sandbox" step
 //     runs first, is not there: it runs from a descriptor the worker
 //     opened (/proc/self/fd/3), closed before the tool starts. Its network is a loopback of its own;
 //     its processes see none of the host's, and all die when the job's
@@ -23,8 +24,8 @@ package farm
 //
 //   - Landlock, applied by offcc's "__farm-sandbox" step inside bwrap just
 //     before it executes the tool, restricts the same process tree again
-//     by path: it may read only beneath the Roots, the libraries, the tool
-//     and its job directory, write only beneath its job directory (and
+//     by path: it may read only beneath the Roots, the libraries, the tool,
+//     its inputs and its job directory, write only beneath its job directory (and
 //     /dev/null), execute only the tool (and the ELF interpreter, which
 //     execve opens with execute rights), connect or bind no TCP port (ABI
 //     4), and signal or reach through abstract Unix sockets no process
@@ -41,13 +42,16 @@ package farm
 //
 // What neither layer keeps from a job: reading the toolchain and its own
 // inputs (which it may), stat(2) of paths outside its view under Landlock
-// alone (Landlock restricts opening, not looking up), code it loads itself
-// with mmap or through the ELF interpreter (ld.so FILE maps any file it may
-// read; a job that can do that runs code of its choice already), and disk
-// space: RLIMIT_FSIZE bounds each file, not their number. Under Landlock
-// alone, a worker that is not root cannot make its jobs' read-only inputs
-// read-only (Landlock cannot take rights away beneath a directory it
-// grants them on), nor bound their processes (see Limits).
+// alone (Landlock restricts opening, not looking up), and code it loads
+// itself with mmap or through the ELF interpreter (ld.so FILE maps any file
+// it may read; a job that can do that runs code of its choice already).
+// Disk space is the worker's to bound (RLIMIT_FSIZE bounds each file, not
+// their number): a root worker makes each job's directory a tmpfs of a
+// fixed size and number of files (see jobDir). Under Landlock alone, a
+// worker that is not root cannot make read-only inputs inside the job's
+// directory read-only (Landlock cannot take rights away beneath a
+// directory it grants them on; the worker puts them beside it), nor bound
+// its jobs' processes (see Limits).
 //
 // A worker running as root runs slot N's jobs (bwrap itself, so everything
 // inside too) as uid and gid UIDBase+N, with no supplementary group, and
@@ -268,7 +272,7 @@ func (s *Sandbox) Layers() []string { return slices.Clone(s.layers) }
 func (s *Sandbox) probe(inBwrap bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	inner := s.innerArgs("", inBwrap)
+	inner := s.innerArgs("", nil, inBwrap)
 	inner = append(inner, "-probe")
 	var argv []string
 	if inBwrap {
@@ -316,8 +320,8 @@ func (s *Sandbox) procAttr(slot int) *syscall.SysProcAttr {
 }
 
 // innerArgs returns the options of "__farm-sandbox" for a job in jobDir
-// ("" for the probe).
-func (s *Sandbox) innerArgs(jobDir string, inBwrap bool) []string {
+// ("" for the probe) reading the read-only directories ro.
+func (s *Sandbox) innerArgs(jobDir string, ro []string, inBwrap bool) []string {
 	var a []string
 	if s.abi > 0 {
 		a = append(a, "-landlock")
@@ -326,6 +330,11 @@ func (s *Sandbox) innerArgs(jobDir string, inBwrap bool) []string {
 		}
 		for _, p := range s.interp {
 			a = append(a, "-exec", p)
+		}
+		for _, d := range ro {
+			if !within(jobDir, d) {
+				a = append(a, "-read", d) // beneath jobDir: read with it
+			}
 		}
 		if jobDir != "" {
 			a = append(a, "-write", jobDir)
@@ -362,19 +371,21 @@ func (s *Sandbox) innerArgs(jobDir string, inBwrap bool) []string {
 // Command returns the command that runs tool with args for one job: slot
 // is the worker slot (0..n-1) running it, jobDir the job's private
 // directory (its working directory, the only place it may write), readOnly
-// directories inside jobDir that the job may read but never write (the
-// shipped inputs), env the job's whole environment. The caller sets Stdout
-// and Stderr and runs it; cancelling ctx kills every process of the job.
+// directories that the job may read but never write (the shipped inputs):
+// inside jobDir, or beside it (inside jobDir's parent, not holding
+// jobDir); env the job's whole environment. The caller sets Stdout and
+// Stderr and runs it; cancelling ctx kills every process of the job.
 //
 // When the worker is root, Command first hands jobDir and everything in it
 // but the readOnly directories to the slot's uid, and makes what is in the
 // readOnly directories readable by others (r-- for files, r-x for
-// directories: jobDir, 0700 and the slot's, keeps others out; files linked
-// from the blob cache change mode there too, which its 0700 directory
-// keeps to root). The directories above jobDir must be searchable by
-// others. Each slot must run one job at a time, and its directory is the
-// job's from then on. The command passes offcc to the sandbox as
-// ExtraFiles[0]: leave ExtraFiles alone.
+// directories: jobDir, 0700 and the slot's, keeps others out of those in
+// it, and a readOnly directory beside it becomes root's, of the slot's
+// group, mode 0750; files linked from the blob cache change mode there
+// too, which its 0700 directory keeps to root). The directories above
+// jobDir must be searchable by others. Each slot must run one job at a
+// time, and its directory is the job's from then on. The command passes
+// offcc to the sandbox as ExtraFiles[0]: leave ExtraFiles alone.
 func (s *Sandbox) Command(ctx context.Context, slot int, jobDir string, readOnly []string, tool string, args []string, env []string) (*exec.Cmd, error) {
 	if slot < 0 {
 		return nil, fmt.Errorf("sandbox: bad slot %d", slot)
@@ -387,16 +398,9 @@ func (s *Sandbox) Command(ctx context.Context, slot int, jobDir string, readOnly
 	}
 	ro := make([]string, 0, len(readOnly))
 	for _, d := range readOnly {
-		rel, err := filepath.Rel(jobDir, d)
-		if !filepath.IsAbs(d) || err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-			return nil, fmt.Errorf("sandbox: read-only directory %s: not inside the job directory %s", d, jobDir)
-		}
-		d = jobDir
-		for _, part := range strings.Split(rel, "/") {
-			d = filepath.Join(d, part)
-			if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
-				return nil, fmt.Errorf("sandbox: read-only directory %s: not a directory", d)
-			}
+		d, err := readOnlyDir(jobDir, d)
+		if err != nil {
+			return nil, err
 		}
 		ro = append(ro, d)
 	}
@@ -431,13 +435,13 @@ func (s *Sandbox) Command(ctx context.Context, slot int, jobDir string, readOnly
 			}
 		}
 		argv = append(argv, "--", selfExe, "__farm-sandbox")
-		argv = append(argv, s.innerArgs(jobDir, true)...)
+		argv = append(argv, s.innerArgs(jobDir, ro, true)...)
 		argv = append(argv, "--", tool)
 		argv = append(argv, args...)
 	default:
 		// No PID namespace: a supervisor kills what the job leaves.
 		argv = append(argv, selfExe, "__farm-sandbox", "-supervise")
-		argv = append(argv, s.innerArgs(jobDir, false)...)
+		argv = append(argv, s.innerArgs(jobDir, ro, false)...)
 		argv = append(argv, "--", tool)
 		argv = append(argv, args...)
 	}
@@ -479,6 +483,34 @@ func (s *Sandbox) Command(ctx context.Context, slot int, jobDir string, readOnly
 	return cmd, nil
 }
 
+// readOnlyDir returns d, a read-only directory of a job in jobDir, once
+// checked: a clean absolute path inside jobDir or inside its parent, not
+// holding jobDir, reached through directories only (no symbolic link).
+func readOnlyDir(jobDir, d string) (string, error) {
+	base := jobDir
+	if !within(jobDir, d) || d == jobDir {
+		base = filepath.Dir(jobDir)
+	}
+	rel, err := filepath.Rel(base, d)
+	if !filepath.IsAbs(d) || filepath.Clean(d) != d || err != nil || rel == "." || rel == ".." ||
+		strings.HasPrefix(rel, "../") || within(d, jobDir) || base == "/" {
+		return "", fmt.Errorf("sandbox: read-only directory %s: neither inside the job directory %s nor beside it", d, jobDir)
+	}
+	p := base
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("sandbox: read-only directory %s: not a directory", p)
+		}
+	}
+	return d, nil
+}
+
+// within reports whether path p is dir or beneath it.
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
 // CheckDir returns why jobs made in dir could not run, or nil: when the
 // worker is root, jobs run as their slot's uid, which must be able to
 // search dir and every directory above it.
@@ -502,32 +534,17 @@ func (s *Sandbox) CheckDir(dir string) error {
 
 // handOver gives jobDir and everything in it but the readOnly directories
 // to slot's uid, and makes what is in the readOnly directories readable by
-// it.
+// it: those beside jobDir become root's, of the slot's group, mode 0750,
+// which keeps other users out.
 func (s *Sandbox) handOver(slot int, jobDir string, ro []string) error {
 	id := s.opt.UIDBase + slot
-	return filepath.WalkDir(jobDir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(jobDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if _, found := slices.BinarySearch(ro, p); found {
 			// Root's, read-only: only make it readable.
-			err := filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				want := fs.FileMode(0o004) // files: r for others
-				if e.IsDir() {
-					want = 0o005 // r-x
-				} else if !e.Type().IsRegular() {
-					return nil
-				}
-				fi, err := e.Info()
-				if err == nil && fi.Mode().Perm()&want != want {
-					err = os.Chmod(q, fi.Mode().Perm()|want)
-				}
-				return err
-			})
-			if err != nil {
+			if err := readableByAll(p); err != nil {
 				return err
 			}
 			return filepath.SkipDir
@@ -536,6 +553,45 @@ func (s *Sandbox) handOver(slot int, jobDir string, ro []string) error {
 			return fmt.Errorf("sandbox: %v", err)
 		}
 		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range ro {
+		if within(jobDir, d) {
+			continue
+		}
+		if err := readableByAll(d); err != nil {
+			return err
+		}
+		if err := os.Lchown(d, 0, id); err != nil {
+			return fmt.Errorf("sandbox: %v", err)
+		}
+		if err := os.Chmod(d, 0o750); err != nil {
+			return fmt.Errorf("sandbox: %v", err)
+		}
+	}
+	return nil
+}
+
+// readableByAll makes the files beneath dir readable by others (r--), and
+// the directories searchable (r-x), without making them writable.
+func readableByAll(dir string) error {
+	return filepath.WalkDir(dir, func(q string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o004) // files: r for others
+		if e.IsDir() {
+			want = 0o005 // r-x
+		} else if !e.Type().IsRegular() {
+			return nil
+		}
+		fi, err := e.Info()
+		if err == nil && fi.Mode().Perm()&want != want {
+			err = os.Chmod(q, fi.Mode().Perm()|want)
+		}
+		return err
 	})
 }
 

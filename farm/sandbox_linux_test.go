@@ -846,3 +846,93 @@ func TestSandboxResolve(t *testing.T) {
 		t.Errorf("a loop of links resolved")
 	}
 }
+
+// newSandboxJobBeside makes a job directory as the worker does: base/work
+// (the job's, a tmpfs when root) and base/in (its inputs, beside it).
+func newSandboxJobBeside(t testing.TB) sandboxJob {
+	t.Helper()
+	d, err := newJobDir(sandboxTempDir(t), os.Geteuid() == 0, 64<<20, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.remove() })
+	j := sandboxJob{dir: d.work, in: d.in, input: filepath.Join(d.in, "input.txt")}
+	if err := os.WriteFile(j.input, []byte("input\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// TestSandboxInputsBeside: a job whose inputs are beside its directory
+// (the worker's layout, its directory a tmpfs as root) reads them and
+// never writes them, under every set of layers, Landlock alone and not
+// root included (it is granted no write beneath them); as root the
+// inputs' directory is kept to root and the slot's group.
+func TestSandboxInputsBeside(t *testing.T) {
+	e := newSandboxEnv(t)
+	for _, m := range sandboxModes {
+		t.Run(m.name, func(t *testing.T) {
+			sb := e.sandbox(t, m)
+			j := newSandboxJobBeside(t)
+			out := filepath.Join(j.dir, "out.txt")
+			if r := sandboxRun(t, sb, 2, j, e.attacker, "noop", j.input, out); r.code != 0 {
+				t.Fatalf("a job could not read its input and write its output:\n%s", r)
+			}
+			if b, err := os.ReadFile(out); err != nil || string(b) != "out\n" {
+				t.Fatalf("the job's output: %q, %v", b, err)
+			}
+			for _, a := range [][]string{
+				{"append", j.input}, {"write", j.input}, {"chmod", j.input}, {"remove", j.input},
+				{"rename", j.input, filepath.Join(j.dir, "moved")}, {"write", filepath.Join(j.in, "new.txt")},
+				{"link-write", j.input, filepath.Join(j.dir, "link")},
+				{"write", filepath.Join(filepath.Dir(j.dir), "x")},
+			} {
+				if r := sandboxRun(t, sb, 2, j, e.attacker, a...); r.code == 0 || strings.Contains(r.stdout, "ATTACK SUCCEEDED") {
+					t.Errorf("%v succeeded:\n%s", a, r)
+				}
+			}
+			fi, err := os.Stat(j.input)
+			if b, _ := os.ReadFile(j.input); err != nil || string(b) != "input\n" || fi.Mode().Perm() != 0o644 {
+				t.Errorf("the read-only input changed: %q, %v", b, err)
+			}
+			for _, p := range []string{filepath.Join(j.in, "new.txt"), filepath.Join(filepath.Dir(j.dir), "x")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+			if os.Geteuid() == 0 {
+				var st syscall.Stat_t
+				syscall.Stat(j.in, &st)
+				id := uint32(sandboxDefaultUIDBase + 2)
+				if st.Uid != 0 || st.Gid != id || st.Mode&0o777 != 0o750 {
+					t.Errorf("the inputs' directory: uid %d gid %d mode %o, want 0 %d 750", st.Uid, st.Gid, st.Mode&0o777, id)
+				}
+				syscall.Stat(j.dir, &st)
+				if st.Uid != id {
+					t.Errorf("the job's directory is owned by %d, want %d", st.Uid, id)
+				}
+			}
+		})
+	}
+	t.Run("CommandLine", func(t *testing.T) {
+		sb := e.sandbox(t, sandboxModes[0])
+		j := newSandboxJobBeside(t)
+		cmd, err := sb.Command(context.Background(), 0, j.dir, []string{j.in}, e.attacker, []string{"noop"}, sandboxJobEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := " " + strings.Join(cmd.Args, " ") + " "
+		for _, want := range []string{" --bind " + j.dir + " " + j.dir + " ", " --ro-bind " + j.in + " " + j.in + " ",
+			" -read " + j.in + " ", " -write " + j.dir + " "} {
+			if !strings.Contains(line, want) {
+				t.Errorf("the command line lacks %q:\n%s", want, sandboxShellQuote(cmd.Args))
+			}
+		}
+		// Neither the parent, nor the job's own directory, nor outside.
+		for _, bad := range []string{filepath.Dir(j.dir), j.dir, "/etc", filepath.Join(filepath.Dir(j.dir), "..", "x")} {
+			if _, err := sb.Command(context.Background(), 0, j.dir, []string{bad}, e.attacker, nil, sandboxJobEnv); err == nil {
+				t.Errorf("Command took the read-only directory %s", bad)
+			}
+		}
+	})
+}

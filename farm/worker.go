@@ -49,6 +49,21 @@ type WorkerOptions struct {
 	JobTimeout time.Duration
 	// BlobCache bounds the worker's copies of fetched inputs (default 1 GiB).
 	BlobCache int64
+	// MaxInputs and MaxInputBytes bound a job's inputs, their number and
+	// their bytes together, checked before any is fetched (defaults
+	// 20,000 and 1 GiB).
+	MaxInputs     int
+	MaxInputBytes int64
+	// JobDisk and JobFiles bound a job's working directory, the only one
+	// it writes: its bytes and its files and directories (defaults 1 GiB
+	// and 256). A worker that is root mounts a tmpfs of that size per
+	// job; another one measures the directory while the job runs.
+	JobDisk  int64
+	JobFiles int
+	// MinFree is the space the blob cache and the outputs copied out of
+	// jobs leave free on the file system of Dir (default 1 GiB; negative:
+	// none).
+	MinFree int64
 	// Sandbox runs each job confined (see NewSandbox); required.
 	Sandbox JobSandbox
 	// Keys are the worker's signing key (its results) and the clients it
@@ -69,7 +84,8 @@ type JobSandbox interface {
 	Layers() []string
 	// Command returns the command running tool with args as one job of
 	// worker slot slot, in jobDir, which it alone may write, reading the
-	// readOnly directories in it but never writing them.
+	// readOnly directories (in jobDir or beside it) but never writing
+	// them.
 	Command(ctx context.Context, slot int, jobDir string, readOnly []string, tool string, args []string, env []string) (*exec.Cmd, error)
 	// CheckDir returns why jobs made in dir could not run, or nil.
 	CheckDir(dir string) error
@@ -96,6 +112,10 @@ type Worker struct {
 	started   time.Time
 	blobs     *blobCache // fetched inputs, by digest
 	mem       *memoryGate
+	seen      seenJobs // the jobs run, against replays
+	// tmpfs: each job's working directory is a tmpfs (else why not).
+	tmpfs   bool
+	noTmpfs error
 
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
@@ -118,6 +138,13 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	}
 	if opt.BlobCache <= 0 {
 		opt.BlobCache = 1 << 30
+	}
+	opt.MaxInputs = orDefault(opt.MaxInputs, defaultJobInputs)
+	opt.MaxInputBytes = orDefault(opt.MaxInputBytes, defaultJobInputBytes)
+	opt.JobDisk = orDefault(opt.JobDisk, defaultJobDisk)
+	opt.JobFiles = orDefault(opt.JobFiles, defaultJobFiles)
+	if opt.MinFree == 0 {
+		opt.MinFree = defaultMinFree
 	}
 	if opt.Memory <= 0 {
 		opt.Memory, opt.MemorySource = discoverMemory()
@@ -148,16 +175,39 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	}
 	w := &Worker{store: store, rdb: store.Client(), opt: opt, host: host, started: time.Now(),
 		tools: map[string]string{}, mem: newMemoryGate(opt.Memory)}
-	dir := toolDir(opt.Clang)
 	for _, t := range Tools {
-		p := filepath.Join(dir, t)
+		p := ToolPath(opt.Clang, t)
 		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("the toolchain at %s has no %s", dir, t)
+			return nil, fmt.Errorf("the toolchain at %s has no %s", filepath.Dir(p), filepath.Base(p))
 		}
 		w.tools[t] = p
 	}
 	w.toolIDs, w.toolchain = toolchainOf(opt.Clang)
 	return w, nil
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// toolExec names the executable a worker runs for a tool, where it is not
+// the tool's name: lld as ld.lld, whose name selects lld's ELF driver.
+var toolExec = map[string]string{"lld": "ld.lld"}
+
+// ToolPath returns the executable a worker with clang at clang runs for
+// tool (one of Tools): ld.lld for lld, in the directory of clang after
+// symbolic links. The tool's identity (toolchainOf) is that of the file it
+// leads to.
+func ToolPath(clang, tool string) string {
+	name := tool
+	if e, ok := toolExec[tool]; ok {
+		name = e
+	}
+	return filepath.Join(toolDir(clang), name)
 }
 
 // Toolchain returns the identity of the toolchain the worker serves.
@@ -187,12 +237,19 @@ func (w *Worker) Serve(ctx context.Context) error {
 	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
 		return fmt.Errorf("cannot reach %s: %v", w.store.Name(), err)
 	}
-	blobDir, err := os.MkdirTemp(w.opt.Dir, "offcc-worker-blobs-")
+	if n, err := removeStale(w.opt.Dir); err != nil {
+		w.logf("worker %s: cannot remove what a worker that died left in %s: %v", w.opt.Name, w.opt.Dir, err)
+	} else if n > 0 {
+		w.logf("worker %s: removed %d job directories, blob caches and outputs of workers that died from %s", w.opt.Name, n, w.opt.Dir)
+	}
+	blobDir, err := os.MkdirTemp(w.opt.Dir, fmt.Sprintf("%s%d-", blobDirPrefix, os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("cannot make the worker's blob directory: %v", err)
 	}
 	defer os.RemoveAll(blobDir)
-	w.blobs = newBlobCache(w.store, blobDir, w.opt.BlobCache)
+	w.blobs = newBlobCache(w.store, blobDir, w.opt.BlobCache, w.opt.MinFree)
+	w.noTmpfs = canMountTmpfs(w.opt.Dir)
+	w.tmpfs = w.noTmpfs == nil
 	// Without bubblewrap's read-only mount of the inputs, a job could
 	// write the cached copy it was given: every reuse is checked.
 	w.blobs.verify = !w.hasLayer("bubblewrap")
@@ -206,6 +263,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	} else {
 		w.logf("worker %s: INSECURE: jobs run unconfined (--insecure-no-sandbox)", w.opt.Name)
 	}
+	w.logBounds()
 	if w.opt.InsecureUnsigned {
 		w.logf("worker %s: INSECURE: runs jobs no trusted client signed (--insecure-unsigned)", w.opt.Name)
 	} else {
@@ -445,7 +503,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 		}
 	}()
 	claimed := time.Now()
-	res, outs := w.run(jobCtx, id, e, getErr, n)
+	res, outs, keep := w.run(jobCtx, id, e, getErr, n)
 	res.WorkMS = time.Since(claimed).Milliseconds()
 	stop()
 	<-renewDone
@@ -454,6 +512,12 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 			os.Remove(o.Path)
 		}
 	}()
+	if !keep {
+		// A replay: its first run's result stays as it is.
+		w.refused.Add(1)
+		w.logf("worker %s: job %s dropped: %s", w.opt.Name, id, res.Refused)
+		return nil
+	}
 	switch {
 	case res.Refused != "":
 		w.refused.Add(1)
@@ -503,112 +567,70 @@ func (w *Worker) expectedPeak(e *cache.Entry) int64 {
 // run fetches the files of job id, whose entry (or the error getting it)
 // is e, into a private directory, runs its tool in the sandbox as slot n
 // and returns the result and the output blobs (files to remove
-// afterwards).
-func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, n int) (Result, []cache.Blob) {
-	res := Result{Worker: w.opt.Name, Job: id, Toolchain: w.toolchain}
-	refuse := func(format string, args ...any) (Result, []cache.Blob) {
+// afterwards). keep is false for a job whose result must not be stored:
+// one this worker ran before its expiry (a replay), whose result is its
+// first run's.
+func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, n int) (res Result, outs []cache.Blob, keep bool) {
+	res = Result{Worker: w.opt.Name, Job: id, Toolchain: w.toolchain}
+	refuse := func(format string, args ...any) (Result, []cache.Blob, bool) {
 		res.Refused = fmt.Sprintf(format, args...)
-		return res, nil
+		return res, nil, true
 	}
-	if err != nil || e.Kind != kindJob {
-		return refuse("job %s: no job record (%v)", id, err)
-	}
-	if len(e.Record) > maxJobRecord {
-		return refuse("job record of %d bytes, more than %d", len(e.Record), maxJobRecord)
-	}
-	res.JobSum = jobSum(e)
-	if !w.opt.InsecureUnsigned {
-		k, err := cache.VerifyEntry(w.opt.Keys.Clients, jobEntry(id), e)
-		if err != nil {
-			return refuse("job %s: %v", id, err)
-		}
-		res.Client = k.Name
-	}
-	j, err := decodeJob(e.Record)
-	if err != nil {
-		return refuse("%v", err)
-	}
-	if j.ID != id {
-		return refuse("the record of job %s is job %.40q's", id, j.ID)
-	}
-	if j.Toolchain != w.toolchain {
-		return refuse("toolchain %s, this worker serves %s", j.Toolchain, w.toolchain)
-	}
-	tool, ok := w.tools[j.Tool]
-	if !ok {
-		return refuse("tool %q is not one a worker runs", j.Tool)
-	}
-	if j.ToolID != w.toolIDs[j.Tool] {
-		return refuse("the job's %s differs from this worker's", j.Tool)
-	}
-	p, why := check(j)
+	j, p, why := w.accept(id, e, err, &res)
 	if why != "" {
 		return refuse("%s", why)
 	}
-	dir, err := os.MkdirTemp(w.opt.Dir, "offcc-job-")
+	if why, replay := w.seen.add(id, j.Expires, time.Now()); why != "" {
+		res.Refused = why
+		return res, nil, !replay
+	}
+	tool := w.tools[j.Tool]
+	// The inputs go in a directory of their own, beside the job's
+	// working directory (see jobDir): the job reads them and never
+	// writes them, and they belong to the worker, not to the job's user.
+	d, err := newJobDir(w.opt.Dir, w.tmpfs, w.opt.JobDisk, w.opt.JobFiles)
 	if err != nil {
 		return refuse("cannot make a job directory: %v", err)
 	}
-	defer os.RemoveAll(dir)
-	// The inputs go in a directory of their own, which the job reads and
-	// never writes: the sandbox mounts it read-only, and they belong to
-	// the worker, not to the job's user.
-	inDir := filepath.Join(dir, "in")
-	if err := os.Mkdir(inDir, 0o755); err != nil {
-		return refuse("cannot make a job directory: %v", err)
-	}
-	blobs := map[string]cache.Blob{}
-	for _, b := range e.Blobs {
-		blobs[b.Name] = b
-	}
-	local := map[string]string{} // client path or argument -> file here
+	defer func() {
+		if err := d.remove(); err != nil {
+			w.logf("worker %s: job %s: cannot remove its directory: %v", w.opt.Name, id, err)
+		}
+	}()
 	fetchStart := time.Now()
-	var fetchErr error
-	for i, f := range j.Files {
-		b, ok := blobs[f.Blob]
-		if !ok {
-			return refuse("file %s: no blob %q", f.Path, f.Blob)
-		}
-		dst := filepath.Join(inDir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
-		if err := w.blobs.place(b, dst); err != nil {
-			// Go on: the store removes every damaged blob it reads,
-			// so the client's next upload repairs them all at once.
-			if fetchErr == nil {
-				fetchErr = fmt.Errorf("file %s: %v", f.Path, err)
-			}
-			continue
-		}
-		local[f.Path] = dst
-		if f.Arg != "" {
-			local[f.Arg] = dst
-		}
-	}
-	if fetchErr != nil {
-		return refuse("%v", fetchErr)
+	local, why := w.fetch(ctx, j, e, d.in)
+	if why != "" {
+		return refuse("%s", why)
 	}
 	res.FetchMS = time.Since(fetchStart).Milliseconds()
 	outPaths := map[string]string{}
+	outNames := map[string]bool{}
 	for i, o := range j.Outputs {
-		outPaths[o] = filepath.Join(dir, fmt.Sprintf("o%d-%s", i, filepath.Base(o)))
+		name := fmt.Sprintf("o%d-%s", i, filepath.Base(o))
+		outPaths[o], outNames[name] = filepath.Join(d.work, name), true
 	}
 	args := p.command(outPaths, local)
 	if j.Tool == "clang" {
-		overlay := filepath.Join(inDir, "overlay.yaml")
+		overlay := filepath.Join(d.in, "overlay.yaml")
 		if err := writeOverlay(overlay, j.Files, local); err != nil {
 			return refuse("cannot write the overlay: %v", err)
 		}
 		args = append(args, "-ivfsoverlay", overlay, "-working-directory", j.Dir)
 	}
-	env := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "LC_ALL=C"}
-	cmd, err := w.opt.Sandbox.Command(ctx, n, dir, []string{inDir}, tool, args, env)
+	env := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + d.work, "LC_ALL=C"}
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	cmd, err := w.opt.Sandbox.Command(runCtx, n, d.work, []string{d.in}, tool, args, env)
 	if err != nil {
 		return refuse("cannot confine the job: %v", err)
 	}
-	cmd.Dir = dir
+	cmd.Dir = d.work
 	stdout, stderr := &cappedBuffer{max: maxCapture}, &cappedBuffer{max: maxCapture}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	watch := watchDisk(d, w.opt.JobDisk, w.opt.JobFiles, cancelRun)
 	start := time.Now()
 	err = cmd.Run()
+	full := watch.finish()
 	res.RunMS = time.Since(start).Milliseconds()
 	res.PeakRSS = membudget.PeakRSS(cmd.ProcessState)
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
@@ -624,16 +646,26 @@ func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, 
 	}
 	if err != nil {
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ctx.Err() != nil {
-			return refuse("cannot run %s: %v", j.Tool, err)
+		if !errors.As(err, &ee) || runCtx.Err() != nil {
+			return refuse("%s", w.stopped(runCtx, "running "+j.Tool, err))
 		}
 		res.Code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Code = 128 + int(ws.Signal())
 		}
-		return res, nil
+		if why := w.overLimit(res, full || (d.mounted && bytes.Contains(res.Stderr, []byte("No space left on device")))); why != "" {
+			return refuse("%s", why)
+		}
 	}
-	var outs []cache.Blob
+	extra, lerr := undeclared(d.work, outNames)
+	switch {
+	case lerr != nil:
+		return refuse("cannot list the job's directory: %v", lerr)
+	case len(extra) > 0:
+		return refuse("the job wrote undeclared files: %s", nameList(extra))
+	case err != nil:
+		return res, nil, true
+	}
 	for i, o := range j.Outputs {
 		b, err := w.keepOutput(outPaths[o], fmt.Sprintf("o%d", i))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -647,7 +679,142 @@ func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, 
 		}
 		outs = append(outs, b)
 	}
-	return res, outs
+	return res, outs, true
+}
+
+// accept checks the job entry e of job id (or the error getting it)
+// before anything is fetched: a record a trusted client signed (its name
+// goes in res), of this worker's toolchain and tools, a command line check
+// allows, unexpired, and inputs within the worker's bounds. It returns
+// the job and its plan, or why the worker refuses it.
+func (w *Worker) accept(id string, e *cache.Entry, err error, res *Result) (*Job, *plan, string) {
+	if err != nil || e.Kind != kindJob {
+		return nil, nil, fmt.Sprintf("job %s: no job record (%v)", id, err)
+	}
+	if len(e.Record) > maxJobRecord {
+		return nil, nil, fmt.Sprintf("job record of %d bytes, more than %d", len(e.Record), maxJobRecord)
+	}
+	res.JobSum = jobSum(e)
+	if !w.opt.InsecureUnsigned {
+		k, err := cache.VerifyEntry(w.opt.Keys.Clients, jobEntry(id), e)
+		if err != nil {
+			return nil, nil, fmt.Sprintf("job %s: %v", id, err)
+		}
+		res.Client = k.Name
+	}
+	j, err := decodeJob(e.Record)
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	switch {
+	case j.ID != id:
+		return nil, nil, fmt.Sprintf("the record of job %s is job %.40q's", id, j.ID)
+	case j.Toolchain != w.toolchain:
+		return nil, nil, fmt.Sprintf("toolchain %s, this worker serves %s", j.Toolchain, w.toolchain)
+	case w.tools[j.Tool] == "":
+		return nil, nil, fmt.Sprintf("tool %q is not one a worker runs", j.Tool)
+	case j.ToolID != w.toolIDs[j.Tool]:
+		return nil, nil, fmt.Sprintf("the job's %s differs from this worker's", j.Tool)
+	}
+	if why := expiryProblem(j.Expires, time.Now()); why != "" {
+		return nil, nil, why
+	}
+	p, why := check(j)
+	if why != "" {
+		return nil, nil, why
+	}
+	blobs := make(map[string]cache.Blob, len(e.Blobs))
+	for _, b := range e.Blobs {
+		blobs[b.Name] = b
+	}
+	if why := w.checkInputs(j.Files, blobs, len(e.Blobs)); why != "" {
+		return nil, nil, why
+	}
+	return j, p, ""
+}
+
+// fetch places the files of job j, whose entry is e, in dir, checking
+// ctx between them (and a blob's download between its chunks). It
+// returns where each file went, by client path and by argument, or why
+// the job cannot run.
+func (w *Worker) fetch(ctx context.Context, j *Job, e *cache.Entry, dir string) (map[string]string, string) {
+	blobs := make(map[string]cache.Blob, len(e.Blobs))
+	for _, b := range e.Blobs {
+		blobs[b.Name] = b
+	}
+	local := make(map[string]string, len(j.Files))
+	var fetchErr error
+	for i, f := range j.Files {
+		if ctx.Err() != nil {
+			return nil, w.stopped(ctx, fmt.Sprintf("fetching its inputs (%d of %d)", i, len(j.Files)), nil)
+		}
+		b, ok := blobs[f.Blob]
+		if !ok {
+			return nil, fmt.Sprintf("file %s: no blob %q", f.Path, f.Blob)
+		}
+		dst := filepath.Join(dir, fmt.Sprintf("f%d-%s", i, filepath.Base(f.Path)))
+		if err := w.blobs.place(ctx, b, dst); err != nil {
+			if ctx.Err() != nil {
+				return nil, w.stopped(ctx, fmt.Sprintf("fetching its inputs (%d of %d)", i, len(j.Files)), nil)
+			}
+			if errors.Is(err, errLowDisk) {
+				return nil, fmt.Sprintf("file %s: %v", f.Path, err)
+			}
+			// Go on: the store removes every damaged blob it reads,
+			// so the client's next upload repairs them all at once.
+			if fetchErr == nil {
+				fetchErr = fmt.Errorf("file %s: %v", f.Path, err)
+			}
+			continue
+		}
+		local[f.Path] = dst
+		if f.Arg != "" {
+			local[f.Arg] = dst
+		}
+	}
+	if fetchErr != nil {
+		return nil, fetchErr.Error()
+	}
+	return local, ""
+}
+
+// stopped says why a job whose context ctx ended was stopped while doing
+// what (with the error that gave, if any): its wall time ran out, it
+// wrote too much, or its client took it back.
+func (w *Worker) stopped(ctx context.Context, what string, err error) string {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, context.DeadlineExceeded):
+		return fmt.Sprintf("the job ran out of its wall time (%v, --job-wall) %s", w.opt.JobTimeout, what)
+	case errors.Is(cause, errJobDisk):
+		return w.diskMessage()
+	case cause != nil:
+		return fmt.Sprintf("the job was taken back %s", what)
+	}
+	return fmt.Sprintf("cannot run the job (%s): %v", what, err)
+}
+
+// diskMessage is the refusal of a job that filled its directory.
+func (w *Worker) diskMessage() string {
+	return fmt.Sprintf("the job wrote more than its directory holds (%s in %d files, --job-disk and --job-files)", humanSize(w.opt.JobDisk), w.opt.JobFiles)
+}
+
+// The signals of RLIMIT_FSIZE and RLIMIT_CPU (Linux's numbers).
+const sigXCPU, sigXFSZ = 24, 25
+
+// overLimit returns why a run that failed with res was the worker's
+// bounds and not the job's own failure, or "": its directory filled
+// (full), or a signal of a resource limit ended it.
+func (w *Worker) overLimit(res Result, full bool) string {
+	switch {
+	case full:
+		return w.diskMessage()
+	case res.Code == 128+sigXFSZ:
+		return "the job wrote a file larger than its limit (--job-output)"
+	case res.Code == 128+sigXCPU:
+		return "the job used more than its CPU time (--job-cpu)"
+	}
+	return ""
 }
 
 // keepOutput copies the output the job wrote at path out of its directory
@@ -670,12 +837,16 @@ func (w *Worker) keepOutput(path, name string) (cache.Blob, error) {
 	if !fi.Mode().IsRegular() {
 		return cache.Blob{}, errors.New("not a regular file")
 	}
-	keep, err := os.CreateTemp(w.opt.Dir, "offcc-out-")
+	if err := w.blobs.room(fi.Size()); err != nil {
+		return cache.Blob{}, err
+	}
+	keep, err := os.CreateTemp(w.opt.Dir, fmt.Sprintf("%s%d-", outPrefix, os.Getpid()))
 	if err != nil {
 		return cache.Blob{}, err
 	}
 	h := newHash()
-	n, err := io.Copy(io.MultiWriter(keep, h), f)
+	// What the job wrote is all there: its processes are gone.
+	n, err := io.Copy(io.MultiWriter(keep, h), io.LimitReader(f, fi.Size()))
 	if cerr := keep.Close(); err == nil {
 		err = cerr
 	}

@@ -25,7 +25,9 @@ import (
 const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--memory SIZE] [--name NAME] [--dir DIR] [--quiet]
                     [--signing-key FILE] [--trusted-clients LIST] [--job-memory SIZE]
                     [--job-cpu DURATION] [--job-wall DURATION] [--job-output SIZE]
-                    [--job-procs N]
+                    [--job-procs N] [--job-inputs N] [--job-input-bytes SIZE]
+                    [--job-disk SIZE] [--job-files N] [--blob-cache SIZE]
+                    [--min-free SIZE]
                     [--insecure-unsigned] [--insecure-no-sandbox]
        offcc worker status [--redis URL] [--json]
 
@@ -80,6 +82,22 @@ OPTIONS:
                  the largest file a job may write (default 4G)
   --job-procs N  processes and threads of a job (default: 64, or the
                  number of CPUs + 32 where that is more)
+  --job-inputs N the files a job may ship (default 20000)
+  --job-input-bytes SIZE
+                 their bytes together (default 1G); a job over either is
+                 refused before anything is fetched
+  --job-disk SIZE
+                 what a job may write in its directory, the only one it
+                 writes (default 1G)
+  --job-files N  the files and directories it may make there (default 256);
+                 as root each job's directory is a tmpfs of that size and
+                 that many files, else the worker measures it as it runs.
+                 A job that writes anything but its outputs fails
+  --blob-cache SIZE
+                 the worker's cache of fetched inputs (default 1G)
+  --min-free SIZE
+                 the space kept free on DIR's file system (default 1G): the
+                 cache empties, then jobs are refused, rather than go below
   --insecure-unsigned
                  run jobs no trusted client signed and sign no results
                  (only where nobody untrusted can write to the server)
@@ -121,6 +139,12 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	jobWall := fs.Duration("job-wall", 10*time.Minute, "")
 	jobOutput := fs.String("job-output", "4G", "")
 	jobProcs := fs.Int("job-procs", 0, "")
+	jobInputs := fs.Int("job-inputs", 20000, "")
+	jobInputBytes := fs.String("job-input-bytes", "1G", "")
+	jobDisk := fs.String("job-disk", "1G", "")
+	jobFiles := fs.Int("job-files", 256, "")
+	blobCache := fs.String("blob-cache", "1G", "")
+	minFree := fs.String("min-free", "1G", "")
 	insecureUnsigned := fs.Bool("insecure-unsigned", false, "")
 	insecureNoSandbox := fs.Bool("insecure-no-sandbox", false, "")
 	if code, done := parseWorkerFlags(fs, "worker", args, url, stdout, stderr); done {
@@ -134,6 +158,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 		return fail("--jobs must be at least 1, not %d", *jobs)
 	}
 	limits := farm.Limits{CPU: *jobCPU, Procs: *jobProcs}
+	var opt farm.WorkerOptions
 	var err error
 	if limits.Memory, err = config.ParseSize(*jobMemory); err != nil || limits.Memory < 64<<20 {
 		return fail("--job-memory %s: want a size of at least 64M, such as 8G", *jobMemory)
@@ -144,6 +169,31 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	if *jobCPU < time.Second || *jobWall < time.Second || *jobProcs < 0 {
 		return fail("--job-cpu and --job-wall must be at least 1s, and --job-procs at least 1")
 	}
+	if *jobInputs < 1 || *jobFiles < 1 {
+		return fail("--job-inputs and --job-files must be at least 1")
+	}
+	sizes := []struct {
+		flag, value string
+		least       int64
+		dst         *int64
+	}{
+		{"--job-input-bytes", *jobInputBytes, 1 << 20, &opt.MaxInputBytes},
+		{"--job-disk", *jobDisk, 1 << 20, &opt.JobDisk},
+		{"--blob-cache", *blobCache, 1 << 20, &opt.BlobCache},
+		{"--min-free", *minFree, 0, &opt.MinFree},
+	}
+	for _, sz := range sizes {
+		if *sz.dst, err = config.ParseSize(sz.value); err != nil || *sz.dst < sz.least {
+			if sz.least == 0 {
+				return fail("%s %s: want a size, such as 1G", sz.flag, sz.value)
+			}
+			return fail("%s %s: want a size of at least %s, such as 1G", sz.flag, sz.value, humanBytes(sz.least))
+		}
+	}
+	if opt.MinFree == 0 {
+		opt.MinFree = -1 // none
+	}
+	opt.MaxInputs, opt.JobFiles = *jobInputs, *jobFiles
 	var memBytes int64
 	if *memory != "" {
 		if memBytes, err = config.ParseSize(*memory); err != nil || memBytes < 64<<20 {
@@ -175,15 +225,15 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	bin := farm.ToolDir(llvm.Clang())
 	var tools []string
 	for _, t := range farm.Tools {
-		tools = append(tools, filepath.Join(bin, t))
+		tools = append(tools, farm.ToolPath(llvm.Clang(), t))
 	}
 	sandbox, err := farm.NewSandbox(farm.SandboxOptions{Self: self, Tools: tools, Roots: []string{filepath.Dir(bin)},
 		Insecure: *insecureNoSandbox, Limits: limits, Disable: getenv(sandboxDisable)})
 	if err != nil {
 		return fail("%v", err)
 	}
-	opt := farm.WorkerOptions{Name: *name, Clang: llvm.Clang(), Slots: *jobs, Dir: *dir, Sandbox: sandbox,
-		Keys: keys, InsecureUnsigned: *insecureUnsigned, JobTimeout: *jobWall}
+	opt.Name, opt.Clang, opt.Slots, opt.Dir, opt.Sandbox = *name, llvm.Clang(), *jobs, *dir, sandbox
+	opt.Keys, opt.InsecureUnsigned, opt.JobTimeout = keys, *insecureUnsigned, *jobWall
 	if memBytes > 0 {
 		opt.Memory, opt.MemorySource = memBytes, "--memory"
 	}
