@@ -25,8 +25,24 @@ type Remote interface {
 	// as a local run would write them, and what the tool printed has gone
 	// to stdout and stderr. An error that wraps ErrRunLocally means that
 	// a did not run (or failed there) and nothing was written: Execute
-	// then runs it locally. A remote failure is never the build's.
+	// then runs it locally. A remote failure is never the build's. When
+	// ctx ends, Run returns promptly and leaves a's outputs alone: a local
+	// run that raced it (see RemoteDeadlines) may have written them.
 	Run(ctx context.Context, a *Action, stdout, stderr io.Writer) (RemoteInfo, error)
+}
+
+// RemoteDeadlines is implemented by a Remote whose runs Execute may race
+// with local runs of the same actions (Bazel's dynamic execution): the
+// first run to end with the action's result wins, and the other is
+// cancelled through its context and its result dropped.
+type RemoteDeadlines interface {
+	// Deadlines returns, for a remote run of a about to start, after how
+	// long it counts as slow (a local slot that would otherwise idle then
+	// races it) and its deadline (a local run of a is then made ready, to
+	// take a local slot by its priority like any other action, while the
+	// remote run goes on); 0 means never. It is called from the
+	// scheduling goroutine and must not block.
+	Deadlines(a *Action) (slow, deadline time.Duration)
 }
 
 // ErrRunLocally is wrapped by Remote.Run's error when an action is to run

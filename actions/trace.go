@@ -31,6 +31,10 @@ type Event struct {
 	// Memory, when not nil, is what memory scheduling (Options.Memory)
 	// knew of an action that ran a command here.
 	Memory *MemoryInfo
+	// Raced, when set, says a local run raced the action's remote run
+	// (RemoteDeadlines) and names the side that won, whose run this is:
+	// "local" or "remote".
+	Raced string
 }
 
 // MemoryInfo is what memory scheduling knew of one command run.
@@ -51,10 +55,10 @@ type MemoryInfo struct {
 type Trace struct {
 	// Lines, when non-nil, receives one line per finished action:
 	// "job <tool> <wall time> <exit status>", then "cache=STATUS",
-	// "worker=NAME" or "local=REASON" where they apply, and for a command
-	// under memory scheduling "mem_expected=SIZE mem_peak=SIZE
-	// mem_wait=TIME", and "retried_alone" after a run killed for want of
-	// memory.
+	// "worker=NAME" or "local=REASON" where they apply, "raced=SIDE" for
+	// a raced action (the side that won), and for a command under memory
+	// scheduling "mem_expected=SIZE mem_peak=SIZE mem_wait=TIME", and
+	// "retried_alone" after a run killed for want of memory.
 	Lines io.Writer
 
 	mu     sync.Mutex
@@ -87,6 +91,9 @@ func (t *Trace) add(ev Event) {
 		}
 		if ev.GivenBack != "" {
 			where = fmt.Sprintf(" local=%q", ev.GivenBack)
+		}
+		if ev.Raced != "" {
+			where += " raced=" + ev.Raced
 		}
 		mem := ""
 		if m := ev.Memory; m != nil {
@@ -189,6 +196,9 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 		tid := ev.Slot
 		if ev.GivenBack != "" {
 			args["given_back"] = ev.GivenBack
+		}
+		if ev.Raced != "" {
+			args["raced"] = ev.Raced
 		}
 		if r := ev.Remote; r != nil {
 			tid = workers[r.Worker]
