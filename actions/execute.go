@@ -200,6 +200,7 @@ type node struct {
 	local    bool   // a remote try gave it back: run it here
 	farmNote string // why, for the trace
 	run      *localRun
+	race     *race // while a local run may race its remote run, or does
 	// top is the index in the graph of the action whose expansion added
 	// this one (its own for the graph's own actions): with index, its
 	// place in the graph's order (see after).
@@ -221,6 +222,7 @@ type localRun struct {
 	wait           time.Duration // how long it has waited for memory
 	res            Reservation   // while it runs
 	retried        bool          // killed for want of memory, it runs again alone
+	claim          *raceClaim    // when it races a remote run: claims the result, instead of cached
 }
 
 // reset forgets the output of a run that is tried again.
@@ -272,6 +274,13 @@ type executor struct {
 	// With Options.StopAfterFailure: the first failed action in the
 	// graph's order so far; nothing after it runs or prints.
 	stopAt *node
+	// With a Remote that implements RemoteDeadlines: the actions whose
+	// remote run may yet be raced, and the timer that wakes the loop (on
+	// raceWake, nil when unarmed) when the next of them becomes slow or
+	// passes its deadline.
+	races     []*node
+	raceTimer *time.Timer
+	raceWake  <-chan time.Time
 }
 
 // result is what an action's goroutine reports.
@@ -290,6 +299,8 @@ type result struct {
 	requeue     bool        // Remote gave it back: run it locally
 	why         string      // why it gave it back
 	info        *RemoteInfo // a remote run's facts
+	won         bool        // of a raced action: this run claimed its result
+	raced       string      // of a raced action's result: the side that won ("local", "remote")
 	// With Options.Memory: the action missed the cache and now waits for
 	// memory; the usage of its command; the executor's answer to whether
 	// it runs again alone (the command has ended, the cache not yet been
@@ -418,6 +429,11 @@ func (e *executor) run(ctx context.Context) error {
 	defer e.cancel() // also ends any token read (derived from runCtx)
 	e.slots = newSlots(e.opt.Jobs, e.opt.Jobserver, e.opt.Remote)
 	defer e.slots.close()
+	defer func() {
+		if e.raceTimer != nil {
+			e.raceTimer.Stop()
+		}
+	}()
 	e.results = make(chan result)
 	ctxDone := ctx.Done()
 	for {
@@ -436,6 +452,10 @@ func (e *executor) run(ctx context.Context) error {
 		if (e.memBlocked || e.memHeld && e.memWait.Len() > 0) && !e.cancelled {
 			wake = e.opt.Memory.Wake()
 		}
+		raceWake := e.raceWake
+		if e.cancelled {
+			raceWake = nil
+		}
 		select {
 		case r := <-e.results:
 			if r.decide != nil {
@@ -449,6 +469,8 @@ func (e *executor) run(ctx context.Context) error {
 			}
 		case <-wake:
 			e.memHeld, e.memBlocked = false, false
+		case <-raceWake:
+			e.raceWake = nil // startReady races what is due, and rearms it
 		case <-ctxDone:
 			ctxDone = nil
 			e.stop()
@@ -495,7 +517,8 @@ func (e *executor) wantSlot() bool {
 }
 
 // startReady starts ready actions while slots are free: on e.opt.Remote
-// those it accepts, then the others locally.
+// those it accepts, then the others locally, then local runs of actions
+// whose remote runs are due to be raced (see queueRaces).
 func (e *executor) startReady() {
 	if e.opt.Remote != nil {
 		// Slots is asked only when a ready action could go.
@@ -507,6 +530,15 @@ func (e *executor) startReady() {
 			e.startRemote(heap.Remove(&e.ready, i).(*node))
 		}
 	}
+	e.startLocalReady()
+	for len(e.races) > 0 && e.queueRaces(time.Now()) {
+		e.startLocalReady()
+	}
+}
+
+// startLocalReady starts actions in local slots while one waits for a slot
+// and a slot is free.
+func (e *executor) startLocalReady() {
 	for e.wantSlot() {
 		sl, ok := e.slots.acquireLocal(e.runCtx)
 		if !ok {
@@ -526,7 +558,11 @@ func (e *executor) startLocal(sl slot) bool {
 	if e.opt.Memory != nil {
 		return e.startMemory(sl)
 	}
-	e.startLookup(sl, e.popLocal())
+	if n := e.popLocal(); racing(n) {
+		e.startRacer(sl, n)
+	} else {
+		e.startLookup(sl, n)
+	}
 	return true
 }
 
@@ -537,7 +573,7 @@ func (e *executor) startLookup(sl slot, n *node) {
 	e.announce(n)
 	ctx := e.actionContext(n)
 	go func() {
-		r := e.runAction(ctx, n, false)
+		r := e.runAction(ctx, n, false, nil)
 		r.slot = sl
 		e.results <- r
 	}()
@@ -638,8 +674,10 @@ func (e *executor) startMemory(sl slot) bool {
 // startReserved runs the command of n, which has missed the cache and
 // holds the reservation res (nil if Memory gave none), in local slot sl;
 // alone says it runs again alone. When the command has ended, its result
-// comes back for decide, which says whether it runs again alone; if not,
-// the cache is told and the result comes back for finished.
+// comes back for decide, which says whether it goes no further (it runs
+// again alone, or it raced a remote run and is dropped); if not, the cache
+// is told (for a racing run, when it won) and the result comes back for
+// finished.
 func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) {
 	lr := n.run
 	lr.res = res
@@ -653,10 +691,18 @@ func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) 
 	}
 	n.state = stRunning
 	e.announce(n)
-	ctx := e.actionContext(n)
+	var ctx context.Context
+	if racing(n) {
+		ctx = e.racerContext(n)
+	} else {
+		ctx = e.actionContext(n)
+	}
 	go func() {
 		r := result{n: n, slot: sl, out: lr.out, errOut: lr.errOut, cache: lr.status, mem: info, start: time.Now()}
 		r.err = runLocal(ctx, n.a, lr.sh, mon)
+		if r.err == nil && lr.claim == nil {
+			r.err = finishDeps(n.a)
+		}
 		if r.err != nil {
 			r.code = exitCode(r.err)
 		}
@@ -669,7 +715,10 @@ func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) 
 			return
 		}
 		r.decide = nil
-		if lr.cached != nil {
+		switch {
+		case lr.claim != nil:
+			winLocal(ctx, lr.claim, &r)
+		case lr.cached != nil:
 			lr.cached.Done(lr.capOut.Bytes(), lr.capErr.Bytes(), r.err)
 		}
 		r.end = time.Now()
@@ -680,7 +729,9 @@ func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) 
 // decide ends the reservation of a command that has ended and tells its
 // goroutine whether it runs again alone: when Memory says it was killed
 // for want of memory, the first time. Its output is then forgotten, and
-// it waits until no other local action runs.
+// it waits until no other local action runs. A run that raced a remote
+// run still in flight, or that lost, is cancelled instead: it does not
+// claim the action's result.
 func (e *executor) decide(r result) {
 	n, lr := r.n, r.n.run
 	retry := false
@@ -691,11 +742,20 @@ func (e *executor) decide(r result) {
 	}
 	e.memHeld = false
 	retry = retry && r.err != nil && !lr.retried && !e.cancelled && !e.dropped(n)
+	if rc := n.race; retry && rc != nil && (rc.remote || rc.won != nil) {
+		rc.cancelLocal()
+		retry = false
+	}
 	r.decide <- retry
 	if !retry {
 		return
 	}
 	e.slots.releaseLocal(r.slot)
+	if rc := n.race; rc != nil {
+		// The action's only run now: it runs again alone.
+		rc.cancelLocal()
+		rc.local = localQueued
+	}
 	lr.retried = true
 	lr.reset()
 	lr.since = time.Now()
@@ -703,12 +763,17 @@ func (e *executor) decide(r result) {
 	heap.Push(&e.alone, n)
 }
 
-// startRemote runs n on e.opt.Remote, in a remote slot already taken.
+// startRemote runs n on e.opt.Remote, in a remote slot already taken; a
+// local run may race it (see RemoteDeadlines).
 func (e *executor) startRemote(n *node) {
 	n.state = stRunning
 	e.announce(n)
 	ctx := e.actionContext(n)
-	go func() { e.results <- e.runAction(ctx, n, true) }()
+	var claim *raceClaim
+	if rc, rctx := e.newRace(n, ctx); rc != nil {
+		n.race, ctx, claim = rc, rctx, rc.claim
+	}
+	go func() { e.results <- e.runAction(ctx, n, true, claim) }()
 }
 
 // announce shows n's command and tells the observer, once per action (a
@@ -726,16 +791,13 @@ func (e *executor) announce(n *node) {
 	}
 }
 
-// finished handles an action's result: it gives back its slot, requeues
-// an action Remote gave back, reports and traces it, and expands,
-// finishes or fails it.
+// finished handles an action's result: it gives back its slot, waits for
+// the other run of a raced action, requeues an action Remote gave back,
+// reports and traces it, and expands, finishes or fails it.
 func (e *executor) finished(r result) {
 	n := r.n
-	if n.cancel != nil {
-		n.cancel()
-		n.cancel = nil
-	}
 	if r.wantMemory {
+		e.endContext(n)
 		e.slots.releaseLocal(r.slot)
 		if e.cancelled || e.dropped(n) {
 			n.state = stFailed
@@ -749,13 +811,20 @@ func (e *executor) finished(r result) {
 	}
 	if r.remote {
 		e.slots.releaseRemote()
-		if r.requeue && !e.cancelled {
-			n.local, n.farmNote = true, r.why
-			e.makeReady(n)
-			return
-		}
 	} else {
 		e.slots.releaseLocal(r.slot)
+	}
+	if n.race != nil {
+		var over bool
+		if r, over = e.raceRunEnded(r); !over {
+			return
+		}
+	}
+	e.endContext(n)
+	if r.requeue && !e.cancelled {
+		n.local, n.farmNote = true, r.why
+		e.makeReady(n)
+		return
 	}
 	if e.opt.Observer != nil {
 		if ho, ok := e.opt.Observer.(HitObserver); ok && r.hit {
@@ -764,7 +833,7 @@ func (e *executor) finished(r result) {
 		e.opt.Observer.ActionFinished(n.a)
 	}
 	if e.opt.Trace != nil {
-		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem})
+		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem, Raced: r.raced})
 	}
 	if e.cancelled || e.dropped(n) {
 		// Killed, or finished while the build was being stopped, or
@@ -794,9 +863,10 @@ func (e *executor) finished(r result) {
 	}
 }
 
-// remotable reports whether n may run on e.opt.Remote.
+// remotable reports whether n may run on e.opt.Remote: not a local run
+// racing its remote one, nor one given back.
 func (e *executor) remotable(n *node) bool {
-	return !n.local && n.a.Expand == nil && n.a.Run == nil && e.opt.Remote.Accepts(n.a)
+	return !n.local && n.race == nil && n.a.Expand == nil && n.a.Run == nil && e.opt.Remote.Accepts(n.a)
 }
 
 // bestReady returns the index in the ready heap of the ready action of
@@ -930,6 +1000,14 @@ func (e *executor) stopAfter(n *node) {
 		kept := (*h)[:0]
 		for _, m := range *h {
 			if e.dropped(m) {
+				if m.race != nil {
+					// A queued local run: its remote run, if any,
+					// is cancelled and reports.
+					m.race.local = localNone
+					if m.race.remote {
+						continue
+					}
+				}
 				m.state = stFailed
 			} else {
 				kept = append(kept, m)
@@ -943,17 +1021,23 @@ func (e *executor) stopAfter(n *node) {
 // actionContext returns a new context for n to run under, cancelled when
 // it is dropped or has ended.
 func (e *executor) actionContext(n *node) context.Context {
-	if n.cancel != nil {
-		n.cancel()
-	}
+	e.endContext(n)
 	ctx, cancel := context.WithCancel(e.runCtx)
 	n.cancel = cancel
 	return ctx
 }
 
+// endContext cancels the context n ran under, if any: its runs are over.
+func (e *executor) endContext(n *node) {
+	if n.cancel != nil {
+		n.cancel()
+		n.cancel = nil
+	}
+}
+
 // runAction runs one action in its own goroutine, on e.opt.Remote when
-// remote is set.
-func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r result) {
+// remote is set; claim, when not nil, is the raced action's (see race).
+func (e *executor) runAction(ctx context.Context, n *node, remote bool, claim *raceClaim) (r result) {
 	r.n = n
 	r.remote = remote
 	a := n.a
@@ -976,15 +1060,22 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 		r.cache = cached.Status()
 		if out, errOut, ok := cached.Hit(); ok {
 			r.hit = true
+			if claim != nil {
+				_, r.won = claim.take(ctx, false)
+			}
 			sh.Stdout().Write(out)
 			sh.Stderr().Write(errOut)
 			return r
+		}
+		if claim != nil {
+			claim.setCached(cached)
 		}
 		// Keep a copy of what the action prints, for the cache.
 		capOut, capErr := new(bytes.Buffer), new(bytes.Buffer)
 		sh = sh.forAction(io.MultiWriter(sh.Stdout(), capOut), io.MultiWriter(sh.Stderr(), capErr))
 		defer func() {
-			if !r.requeue && !r.wantMemory {
+			// A raced action's result is told by the run that won.
+			if !r.requeue && !r.wantMemory && (claim == nil || r.won) {
 				cached.Done(capOut.Bytes(), capErr.Bytes(), r.err)
 			}
 		}()
@@ -1030,14 +1121,21 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 		if info.Worker != "" {
 			r.info = &info
 		}
-		if r.err == nil {
-			r.err = FinishDepFiles(a)
+		if claim != nil && r.err == nil {
+			// A run that lost leaves the dependency files alone.
+			if _, r.won = claim.take(ctx, false); !r.won {
+				r.err, r.code = errLost, 1
+				return r
+			}
 		}
-		if r.err == nil && a.DepFile != "" {
-			a.Discovered, r.err = ReadDiscovered(a)
+		if r.err == nil {
+			r.err = finishDeps(a)
 		}
 	default:
 		r.err = runLocal(ctx, a, sh, nil)
+		if r.err == nil {
+			r.err = finishDeps(a)
+		}
 	}
 	if r.err != nil {
 		r.code = exitCode(r.err)
@@ -1045,15 +1143,19 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool) (r resul
 	return r
 }
 
-// runLocal runs a's command here through sh, followed by mon when not nil,
-// and reads the dependency files it wrote.
+// runLocal runs a's command here through sh, followed by mon when not nil
+// (finishDeps then reads the dependency files it wrote).
 func runLocal(ctx context.Context, a *Action, sh *Shell, mon *procMonitor) error {
 	dsh, flush := sh.forDiagnostics(a)
 	err := dsh.runCommand(ctx, a, mon)
 	flush()
-	if err == nil {
-		err = FinishDepFiles(a)
-	}
+	return err
+}
+
+// finishDeps finishes the dependency files of a, whose run succeeded (see
+// FinishDepFiles), and sets a.Discovered from its DepFile.
+func finishDeps(a *Action) error {
+	err := FinishDepFiles(a)
 	if err == nil && a.DepFile != "" {
 		a.Discovered, err = ReadDiscovered(a)
 	}
