@@ -111,7 +111,10 @@ type Client struct {
 	wg       sync.WaitGroup
 }
 
-var _ actions.Remote = (*Client)(nil)
+var (
+	_ actions.Remote          = (*Client)(nil)
+	_ actions.RemoteDeadlines = (*Client)(nil)
+)
 
 // NewClient returns a client of the farm on store's server. It does no
 // work until the first action the farm accepts is ready (a build with
@@ -505,17 +508,22 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	if c.opt.Peaks != nil && res.RunMS > 0 {
 		c.opt.Peaks.LearnTime(a, time.Duration(res.RunMS)*time.Millisecond)
 	}
-	written, err := c.restore(j, e)
+	fetched, err := c.fetchOutputs(j, e)
+	defer fetched.discard()
 	if err != nil {
 		return local("worker %s: %v", res.Worker, err)
 	}
 	if isOpenMPFrontEnd(a) {
-		if out := c.inodeNamedOutput(a, written); out != "" {
-			for _, p := range written {
-				os.Remove(p)
-			}
+		if out := c.inodeNamedOutput(a, fetched.targets, fetched.tmps); out != "" {
 			return local("its output %s from worker %s names OpenMP kernels after a file's inode (a target region in a file named by an absolute path), which differs from the client's", out, res.Worker)
 		}
+	}
+	if ctx.Err() != nil {
+		// A local run of a raced this one and won: its outputs stay.
+		return info, ctx.Err()
+	}
+	if err := fetched.commit(); err != nil {
+		return local("worker %s: %v", res.Worker, err)
 	}
 	for _, b := range e.Blobs {
 		info.BytesDown += b.Size
@@ -617,23 +625,22 @@ func (c *Client) expire(key cache.Sum) {
 	c.rdb.Expire(ctx, c.store.Prefix()+"e:"+key.String(), time.Hour)
 }
 
-// restore writes a job's outputs from its result entry, each verified and
-// renamed into place, and returns the paths it wrote.
-func (c *Client) restore(j *Job, e *cache.Entry) ([]string, error) {
+// fetchedOutputs are a job's outputs fetched beside their targets, not
+// yet renamed into place.
+type fetchedOutputs struct {
+	tmps, targets []string
+}
+
+// fetchOutputs fetches every output of a job from its result entry, each
+// verified, into a temporary file beside its target. A damaged blob
+// leaves nothing fetched (and every damaged blob is removed from Redis).
+func (c *Client) fetchOutputs(j *Job, e *cache.Entry) (*fetchedOutputs, error) {
 	blobs := map[string]cache.Blob{}
 	for _, b := range e.Blobs {
 		blobs[b.Name] = b
 	}
-	// Fetch every output first, then rename: a damaged blob leaves no
-	// output written, and every damaged blob is removed from Redis.
-	var tmps []string
-	defer func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}()
+	f := &fetchedOutputs{}
 	var firstErr error
-	var targets []string
 	for i, o := range j.Outputs {
 		b, ok := blobs[fmt.Sprintf("o%d", i)]
 		if !ok {
@@ -645,26 +652,43 @@ func (c *Client) restore(j *Job, e *cache.Entry) ([]string, error) {
 		}
 		tmp := fmt.Sprintf("%s.offcc-farm-%s", path, j.ID[:8])
 		if err := cache.WriteBlob(c.store, b, tmp); err != nil {
+			os.Remove(tmp)
 			if firstErr == nil {
 				firstErr = fmt.Errorf("output %s: %v", o, err)
 			}
 			continue
 		}
-		tmps = append(tmps, tmp)
-		targets = append(targets, path)
+		f.tmps = append(f.tmps, tmp)
+		f.targets = append(f.targets, path)
 	}
 	if firstErr != nil {
-		return nil, firstErr
+		f.discard()
+		return f, firstErr
 	}
-	for i, tmp := range tmps {
-		if err := os.Rename(tmp, targets[i]); err != nil {
-			for _, p := range targets[:i] {
+	return f, nil
+}
+
+// commit renames the fetched outputs into place; on failure it removes
+// the ones already renamed.
+func (f *fetchedOutputs) commit() error {
+	for i, tmp := range f.tmps {
+		if err := os.Rename(tmp, f.targets[i]); err != nil {
+			for _, p := range f.targets[:i] {
 				os.Remove(p)
 			}
-			return nil, err
+			return err
 		}
 	}
-	return targets, nil
+	f.tmps = nil
+	return nil
+}
+
+// discard removes what was fetched and not committed.
+func (f *fetchedOutputs) discard() {
+	for _, t := range f.tmps {
+		os.Remove(t)
+	}
+	f.tmps = nil
 }
 
 // job describes a as a job: its tool, arguments, the files it reads

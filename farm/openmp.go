@@ -115,19 +115,20 @@ func (c *Client) inodeNamed(path string) (bool, error) {
 	return named, nil
 }
 
-// inodeNamedOutput returns the first of the files a remote OpenMP front
-// end wrote (written, absolute; its dependency file aside) that holds an
-// inode-named kernel, or "". A file it cannot read counts as one.
-func (c *Client) inodeNamedOutput(a *actions.Action, written []string) string {
+// inodeNamedOutput returns the first of the outputs of a remote OpenMP
+// front end (targets, absolute, fetched into files; its dependency file
+// aside) that holds an inode-named kernel, or "". A file it cannot read
+// counts as one.
+func (c *Client) inodeNamedOutput(a *actions.Action, targets, files []string) string {
 	dep := a.DepFile
 	if dep != "" && !filepath.IsAbs(dep) {
 		dep = filepath.Join(c.cwd, dep)
 	}
-	for _, p := range written {
+	for i, p := range targets {
 		if p == dep {
 			continue
 		}
-		data, err := os.ReadFile(p)
+		data, err := os.ReadFile(files[i])
 		if err != nil || ompinfo.InodeNamed(data) {
 			return p
 		}
