@@ -76,10 +76,11 @@ func (ft *farmTarget) cc1(extra ...string) farm.Job {
 		Args: args(ft.flags, "-o", ft.out, "-x", "c", ft.src, extra)}
 }
 
-// link is a well-formed link of obj with extra arguments.
+// link is a well-formed link of obj with extra arguments, as a client
+// sends it: for ld.lld, without -flavor (a worker refuses -flavor).
 func (ft *farmTarget) link(extra ...string) farm.Job {
 	return farm.Job{Tool: "lld", ToolID: farmToolID(ft.lld), Dir: ft.dir, Outputs: []string{ft.out},
-		Args: args("-flavor", "gnu", "-shared", "-o", ft.out, ft.obj, extra)}
+		Args: args("-shared", "-o", ft.out, ft.obj, extra)}
 }
 
 // harmless fails the test where a job's result shows that it read the
