@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore/redistest"
 	"github.com/offcc/offcc/farm"
+	"github.com/offcc/offcc/trust"
 )
 
 // squatter is an outsider's fake worker, with no key: it registers with
@@ -107,4 +110,98 @@ func TestFarmSquatter(t *testing.T) {
 			t.Logf("local %v, beside the squatter %v", localTime, took)
 		})
 	}
+}
+
+// stuckWorker is a fake worker that holds the trusted worker key (a
+// worker host gone wrong): it takes every job of a toolchain, claims it
+// with a claim the clients believe, renews it every second and never
+// answers.
+func stuckWorker(t *testing.T, url, toolchain string, key *trust.PrivateKey) {
+	t.Helper()
+	jobs := newFarmJobs(t, url, toolchain)
+	rdb, store := jobs.rdb, jobs.store
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	q := "offcc:farm:q:" + toolchain
+	rdb.XGroupCreateMkStream(ctx, q, farm.Group, "0")
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		held := map[string]string{}
+		last := time.Now()
+		for ctx.Err() == nil {
+			info, _ := json.Marshal(farm.WorkerInfo{Name: "stuck", Host: "stuck", Toolchain: toolchain, Slots: 8,
+				Sandbox: []string{"bubblewrap"}, Seen: time.Now().UnixMilli(), Started: time.Now().UnixMilli()})
+			rdb.HSet(ctx, "offcc:farm:workers", "stuck", info)
+			if time.Since(last) >= time.Second {
+				for k, v := range held {
+					rdb.Set(ctx, k, v, 3*time.Second)
+				}
+				last = time.Now()
+			}
+			res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: farm.Group, Consumer: "stuck", Streams: []string{q, ">"}, Count: 8, Block: 200 * time.Millisecond}).Result()
+			if err != nil {
+				continue
+			}
+			for _, s := range res {
+				for _, m := range s.Messages {
+					id, _ := m.Values["job"].(string)
+					je, err := store.Get(cache.SumBytes([]byte("offcc farm job\x00" + id)))
+					if err != nil {
+						continue
+					}
+					// A claim as a real worker signs it (farm/claim.go).
+					sum := cache.SumBytes(cache.EncodeIndex(je)).String()
+					sig := key.Sign("farm-claim", []byte(id+"\x00"+sum+"\x00stuck"))
+					v := "stuck " + sig.Key + " " + base64.RawStdEncoding.EncodeToString(sig.Sig)
+					k := "offcc:farm:claim:" + id
+					if ok, _ := rdb.SetNX(ctx, k, v, 3*time.Second).Result(); ok {
+						held[k] = v
+					}
+				}
+			}
+		}
+	}()
+}
+
+// TestFarmStuckTrustedWorker: a worker the client trusts takes a real
+// build's jobs, claims them as it should and never answers. The client
+// races each job locally once it is slow (the pickup time and 5 s for a
+// job whose run time it has not learned) with its local slots idle, the
+// local runs win, the farm is given up for the rest of the process (one
+// warning), and the build ends with the local object: a stuck worker
+// costs a bounded time, once, not the build.
+func TestFarmStuckTrustedWorker(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "the build farm is offcc's")
+	toolchain := farm.Toolchain(filepath.Join(llvmBin, "clang"))
+	a := args(farmHIPFlags(t, "gfx906,gfx90a"), "-c", srcPath(t, "../hip/kernels.hip"))
+	want := localObject(t, c, a...)
+	local := newFarmBuild(t, c, "", nil, append(a, "-o", "k.o")...)
+	t0 := time.Now()
+	local.mustRun(t, c)
+	localTime := time.Since(t0)
+	srv := redistest.Start(t)
+	stuckWorker(t, srv.URL, toolchain, farmKeys(t).key(t, "worker"))
+	waitWorkers(t, c, srv.URL, "stuck")
+	b := newFarmBuild(t, c, srv.URL, nil, append(a, "-o", "k.o")...)
+	t1 := time.Now()
+	r := b.mustRun(t, c)
+	took := time.Since(t1)
+	sameBytes(t, "the object built beside a stuck worker", b.obj(), want)
+	const slow = 2*time.Second + 5*time.Second
+	if limit := localTime + slow + 5*time.Second; took > limit {
+		t.Errorf("the build took %v beside a stuck worker, the local one %v: more than the pickup time and the slow deadline allow (%v)", took, localTime, limit)
+	}
+	if n := strings.Count(r.stderr, "offcc: warning: build farm"); n != 1 {
+		t.Errorf("want one warning that the farm is given up, got %d:\n%s", n, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "raced=local") {
+		t.Errorf("no job was raced locally:\n%s", r.stderr)
+	}
+	if remote := remoteLines(r.stderr); len(remote) != 0 {
+		t.Errorf("jobs count as run on the stuck worker: %q", remote)
+	}
+	t.Logf("local %v, beside a stuck worker %v", localTime, took)
 }

@@ -401,9 +401,16 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	// Wait for the result; take the job back when nobody takes it in
 	// time or its worker stops renewing the lease.
 	var owner string
+	slow, _ := c.Deadlines(a)
 	for {
 		if ctx.Err() != nil {
 			c.takeBack(j.ID, entry)
+			if owner != "" && time.Since(t0) >= slow {
+				// Raced and beaten by a local run (or the build
+				// stopped meanwhile): this worker is slower than
+				// this machine, and so are the farm's next jobs.
+				c.giveUp(fmt.Sprintf("worker %.40q had job %s for %v, past its deadline of %v, and a local run finished it first", owner, j.ID, time.Since(t0).Round(time.Millisecond), slow))
+			}
 			return info, ctx.Err()
 		}
 		wctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
@@ -546,6 +553,12 @@ func (c *Client) distrust(id, cur, why string) {
 		cancel()
 	}
 	c.rejected.Add(1)
+	c.giveUp(why)
+}
+
+// giveUp turns the farm off for the rest of the process, warning once
+// with why.
+func (c *Client) giveUp(why string) {
 	c.mu.Lock()
 	c.failed = true
 	c.slots = 0
