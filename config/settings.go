@@ -95,6 +95,8 @@ func All() []Setting {
 			Doc: "send device jobs to the build farm on the Redis server URL (see --remote-exec; a worker's default --redis)"},
 		{Key: "remote_exec_pickup", Env: "OFFCC_REMOTE_EXEC_PICKUP", Kind: Duration, Default: "2s", Placeholder: "DURATION", Group: "farm",
 			Doc: "how long a job waits for a worker before it runs here"},
+		{Key: "remote_exec_race", Env: "OFFCC_REMOTE_EXEC_RACE", Kind: Bool, Default: "1", Placeholder: "0|1", Group: "farm",
+			Doc: "race a farm job that is slow with a local run when a local slot is free, and one that is late whatever waits; the first to finish wins (0: a late job is taken back and runs here)"},
 		{Key: "trusted_workers", Env: "OFFCC_TRUSTED_WORKERS", Kind: KeyList, Placeholder: "LIST", Group: "farm",
 			Doc: "public keys of the workers whose results are believed (others' jobs run here, with a warning)"},
 		{Key: "remote_exec_insecure", Env: "OFFCC_REMOTE_EXEC_INSECURE", Kind: Bool, Default: "0", Placeholder: "0|1", Group: "farm",

@@ -52,6 +52,10 @@ type ClientOptions struct {
 	// given) and believes unsigned results: for a farm whose Redis only
 	// trusted machines can write (OFFCC_REMOTE_EXEC_INSECURE=1).
 	Insecure bool
+	// NoRace turns the races off (OFFCC_REMOTE_EXEC_RACE=0): Deadlines
+	// gives none, and a job still remote when it is late (see Deadlines)
+	// is taken back from its worker and runs locally.
+	NoRace bool
 	// Peaks, when not nil, gives each job its expected peak memory, by
 	// which workers admit it, and learns the peak a worker measured.
 	Peaks Peaks
@@ -401,7 +405,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	// Wait for the result; take the job back when nobody takes it in
 	// time or its worker stops renewing the lease.
 	var owner string
-	slow, _ := c.Deadlines(a)
+	slow, late := c.deadlines(a)
 	for {
 		if ctx.Err() != nil {
 			c.takeBack(j.ID, entry)
@@ -449,6 +453,14 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 				return local("its claim has no lease")
 			}
 			owner = w
+			if c.opt.NoRace && time.Since(t0) >= late {
+				// No local run races it: take it back.
+				sctx, cancel := context.WithTimeout(bg, time.Second)
+				seizeScript.Run(sctx, c.rdb, []string{claimKey(c.store.Prefix(), j.ID)}, cur, clientOwner, (10 * time.Minute).Milliseconds())
+				cancel()
+				c.giveUp(fmt.Sprintf("worker %.40q had job %s for %v, past its deadline of %v", owner, j.ID, time.Since(t0).Round(time.Millisecond), late))
+				return local("worker %s had it past its deadline of %v", owner, late)
+			}
 			continue
 		case err != nil && !errors.Is(err, redis.Nil):
 			c.fail(err)
@@ -595,6 +607,14 @@ func (c *Client) taker(entry string) string {
 // with a margin for the transfers; without a learned time, 5 s and 30 s.
 // Whichever run ends first is the action's.
 func (c *Client) Deadlines(a *actions.Action) (slow, deadline time.Duration) {
+	if c.opt.NoRace {
+		return 0, 0
+	}
+	return c.deadlines(a)
+}
+
+// deadlines are Deadlines whether or not races are on.
+func (c *Client) deadlines(a *actions.Action) (slow, deadline time.Duration) {
 	var exp time.Duration
 	if c.opt.Peaks != nil {
 		exp = c.opt.Peaks.ExpectTime(a)

@@ -19,8 +19,7 @@ import (
 
 // squat registers a fake worker that takes every job of toolchain from
 // the stream and, with claim not nil, claims it with claim(id, sum) and
-// renews that lease every 300 ms for as long as the test runs, never
-// answering.
+// renews that lease every 300 ms while it holds it, never answering.
 func squat(t *testing.T, store *redisstore.Store, toolchain string, claim func(id, sum string) string) {
 	t.Helper()
 	rdb := store.Client()
@@ -37,7 +36,8 @@ func squat(t *testing.T, store *redisstore.Store, toolchain string, claim func(i
 			info, _ := json.Marshal(WorkerInfo{Name: "squatter", Toolchain: toolchain, Slots: 4, Seen: time.Now().UnixMilli()})
 			rdb.HSet(ctx, workersKey(store.Prefix()), "squatter", info)
 			for k, v := range held {
-				rdb.Set(ctx, k, v, 2*time.Second)
+				// Renewed as a worker renews a lease: while it is its own.
+				renewScript.Run(ctx, rdb, []string{k}, v, 2000)
 			}
 			res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: Group, Consumer: "squatter", Streams: []string{q, ">"}, Count: 1, Block: 300 * time.Millisecond}).Result()
 			if err != nil || claim == nil {
@@ -129,4 +129,40 @@ func jobIDs(t *testing.T, store *redisstore.Store) []string {
 		return []string{"none"}
 	}
 	return ids
+}
+
+// TestClientTakesBackLateJobs: with races off (OFFCC_REMOTE_EXEC_RACE=0),
+// a job that a trusted worker claims and never finishes is taken back
+// when it is late (the pickup time, four times its expected run time and
+// 5 s): the claim becomes the client's, so the worker's next renewal
+// fails, and the farm is given up for the process.
+func TestClientTakesBackLateJobs(t *testing.T) {
+	_, store, clang := farmSetup(t)
+	peaks := &fakePeaks{learned: map[*actions.Action]int64{}, expectT: 10 * time.Millisecond}
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir(), Pickup: 500 * time.Millisecond, NoRace: true, Peaks: peaks})
+	if slow, late := c.Deadlines(nil); slow != 0 || late != 0 {
+		t.Errorf("Deadlines with races off = %v, %v, want none", slow, late)
+	}
+	wk := testKeys().worker.SigningKey
+	squat(t, store, c.Toolchain(), func(id, sum string) string { return makeClaim(wk, id, sum, "stuck") })
+	c.refresh()
+	waitSlots(t, c, 1)
+	dir := t.TempDir()
+	a := deviceCompile(t, clang, dir, filepath.Join(dir, "k.o"))
+	_, late := c.deadlines(a)
+	start := time.Now()
+	_, err := c.Run(context.Background(), a, new(bytes.Buffer), new(bytes.Buffer))
+	took := time.Since(start)
+	if !errors.Is(err, actions.ErrRunLocally) || !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("Run = %v, want ErrRunLocally past its deadline", err)
+	}
+	if took < late || took > late+1500*time.Millisecond {
+		t.Errorf("taken back after %v, want just past its deadline %v", took, late)
+	}
+	if v, _ := store.Client().Get(context.Background(), claimKey(store.Prefix(), jobIDs(t, store)[0])).Result(); v != clientOwner {
+		t.Errorf("the claim is %q after the client took the job back, want %q", v, clientOwner)
+	}
+	if n := c.Slots(); n != 0 {
+		t.Errorf("after a late job the client still offers %d farm slots", n)
+	}
 }

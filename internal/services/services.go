@@ -106,8 +106,13 @@ func (k *keys) remote(env driver.ServiceEnv, req driver.RemoteRequest) (actions.
 	default:
 		insecure = true
 	}
+	noRace := false
+	switch strings.ToLower(env.Getenv("OFFCC_REMOTE_EXEC_RACE")) {
+	case "0", "off", "no", "false":
+		noRace = true
+	}
 	client, err := farm.NewClient(store, farm.ClientOptions{
-		Clang: req.Clang, TempDir: req.TempDir, Pickup: pickup, Keys: keys, Insecure: insecure,
+		Clang: req.Clang, TempDir: req.TempDir, Pickup: pickup, Keys: keys, Insecure: insecure, NoRace: noRace,
 		Shell: req.Shell, Warn: env.Warn, Peaks: req.Peaks,
 	})
 	if err != nil {
