@@ -353,6 +353,7 @@ func TestLLVMOptionsOfClang(t *testing.T) {
 		// runs for the new driver: clang for the device, with LTO.
 		args("--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a:xnack+", "-flto", "-Wl,--no-undefined", "-O3", "-flto-partitions=8", "a.o", "-o", "a.img"),
 	}
+	seen := map[string]int{} // LLVM options and device links checked
 	for _, m := range modes {
 		for _, o := range []string{"-O0", "-O3"} {
 			cmd := exec.Command(clang, append([]string{"-###", o}, m...)...)
@@ -370,15 +371,31 @@ func TestLLVMOptionsOfClang(t *testing.T) {
 				case words[1] == "-cc1":
 					for i, w := range words {
 						if w == "-mllvm" && i+1 < len(words) {
+							seen[words[i+1]]++
 							if why := llvmOptionRefused(words[i+1], llvmCC1); why != "" {
 								t.Errorf("clang %q passes -mllvm %s to clang -cc1: %s", m, words[i+1], why)
 							}
 						}
 					}
-				case filepath.Base(words[0]) == "ld.lld" && (slices.Contains(words, "elf64_amdgpu") || slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "-plugin-opt=mcpu=") })):
+				case (filepath.Base(words[0]) == "ld.lld" || filepath.Base(words[0]) == "lld") && (slices.Contains(words, "elf64_amdgpu") || slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "-plugin-opt=mcpu=") })):
+					seen["ld.lld"]++
+					if words[1] == "-flavor" {
+						seen["-flavor "+words[2]]++
+					}
+					for _, w := range words {
+						if v, ok := strings.CutPrefix(w, "-plugin-opt=-"); ok {
+							seen["-"+v]++
+						}
+					}
 					lldLineChecks(t, m, words[1:])
 				}
 			}
+		}
+	}
+	t.Logf("checked: %v", seen)
+	for _, want := range []string{"ld.lld", "-flavor gnu", "-amdgpu-internalize-symbols", "-enable-memcpyopt-without-libcalls", "-vectorize-loops=false", "-mattr=+xnack"} {
+		if seen[want] == 0 {
+			t.Errorf("clang's command lines have no %s: the modes are not what they were", want)
 		}
 	}
 }
