@@ -870,7 +870,7 @@ func TestFarmRefusesAndKeepsServing(t *testing.T) {
 	obj := filepath.Join(dir, "local.o")
 	link := func(extra ...string) farm.Job {
 		return farm.Job{Tool: "lld", ToolID: farmToolID(lld), Dir: dir, Outputs: []string{out},
-			Args: args("-flavor", "gnu", "-shared", "-o", out, obj, extra)}
+			Args: args("-shared", "-o", out, obj, extra)}
 	}
 
 	// The control: a well-formed job runs, and its object is clang's here.
@@ -910,7 +910,7 @@ func TestFarmRefusesAndKeepsServing(t *testing.T) {
 		{"plugin load", cc1("-load", "/x.so"), "-load"},
 		{"another working directory", cc1("-working-directory", "/etc"), "-working-directory"},
 		{"lld writing elsewhere", farm.Job{Tool: "lld", ToolID: farmToolID(lld), Dir: dir,
-			Args: []string{"-flavor", "gnu", "-shared", "-o", canary, obj}, Outputs: []string{out}}, "-o"},
+			Args: []string{"-shared", "-o", canary, obj}, Outputs: []string{out}}, "-o"},
 		{"lld unshipped input", link("/etc/passwd"), "/etc/passwd"},
 		// Other spellings of reads and writes outside the job: refused,
 		// or run without reaching the worker's files.
