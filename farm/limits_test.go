@@ -240,3 +240,27 @@ func TestWorkerRefusesUndeclaredFiles(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJobDir measures making and removing a job directory, plain
+// and (as root) with its tmpfs (ms/job).
+func BenchmarkJobDir(b *testing.B) {
+	for _, tmpfs := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "tmpfs"}[tmpfs], func(b *testing.B) {
+			if tmpfs && os.Geteuid() != 0 {
+				b.Skip("mounting a tmpfs takes root")
+			}
+			dir := b.TempDir()
+			start := time.Now()
+			for b.Loop() {
+				d, err := newJobDir(dir, tmpfs, 1<<30, 256)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := d.remove(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/job")
+		})
+	}
+}

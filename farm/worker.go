@@ -444,7 +444,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 	if !validJobID(id) {
 		return nil
 	}
-	e, getErr := w.store.Get(jobEntry(id))
+	e, getErr := w.getJob(id)
 	peak := w.expectedPeak(e)
 	ok, freed := w.mem.reserve(peak)
 	if !ok {
@@ -534,7 +534,11 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 	if k := w.opt.Keys.SigningKey; k != nil {
 		cache.SignEntry(k, resultEntry(id), re)
 	}
-	if err := w.store.Replace(resultEntry(id), re); err != nil {
+	err = w.store.Replace(resultEntry(id), re)
+	for _, o := range outs {
+		os.Remove(o.Path) // uploaded (or lost): nothing of the job stays
+	}
+	if err != nil {
 		w.logf("worker %s: job %s: cannot store the result: %v", w.opt.Name, id, err)
 		return nil
 	}
@@ -548,6 +552,29 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 	return nil
 }
 
+// entryPerInput is the bytes an input may add to a job entry as a worker
+// accepts it (its line in the blob list and in the record: some 200 bytes
+// with a path of 50), and maxJobEntry what the rest may take (a real
+// job's entry is about 300 bytes an input; 70,000 inputs make 14 MiB).
+const (
+	entryPerInput = 256
+	maxJobEntry   = 1 << 20
+)
+
+// getJob returns the entry of job id, unless it is larger than an entry
+// of as many inputs as the worker takes may be: decoding it would cost the
+// worker some ten times its size in memory.
+func (w *Worker) getJob(id string) (*cache.Entry, error) {
+	limit := int64(maxJobEntry) + int64(w.opt.MaxInputs)*entryPerInput
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	n, err := w.rdb.StrLen(cctx, w.prefix()+"e:"+jobEntry(id).String()).Result()
+	cancel()
+	if err == nil && n > limit {
+		return nil, fmt.Errorf("an entry of %s, more than the %s of a job with the most inputs this worker takes (--job-inputs)", humanSize(n), humanSize(limit))
+	}
+	return w.store.Get(jobEntry(id))
+}
+
 // expectedPeak returns the memory a job is expected to take: the peak
 // its record gives, else an equal share of the worker's memory per slot
 // (so that jobs without one are taken by slots, as before), 0 with no
@@ -558,7 +585,8 @@ func (w *Worker) expectedPeak(e *cache.Entry) int64 {
 	var j struct {
 		Peak int64 `json:"peak"`
 	}
-	if e != nil && e.Kind == kindJob && len(e.Record) <= maxJobRecord && json.Unmarshal(e.Record, &j) == nil && j.Peak > 0 {
+	if e != nil && e.Kind == kindJob && len(e.Record) <= maxJobRecord && len(e.Blobs) <= w.opt.MaxInputs &&
+		json.Unmarshal(e.Record, &j) == nil && j.Peak > 0 {
 		return j.Peak
 	}
 	return w.opt.Memory / int64(w.opt.Slots)
@@ -679,7 +707,31 @@ func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, 
 		}
 		outs = append(outs, b)
 	}
+	w.logf("worker %s: job %s: %d inputs (%s) fetched in %d ms, %d outputs (%s) written", w.opt.Name, id,
+		len(j.Files), humanSize(inputBytes(j.Files, e)), res.FetchMS, len(outs), humanSize(blobBytes(outs)))
 	return res, outs, true
+}
+
+// inputBytes returns the bytes of the job's files, whose entry is e.
+func inputBytes(files []File, e *cache.Entry) int64 {
+	size := map[string]int64{}
+	for _, b := range e.Blobs {
+		size[b.Name] = b.Size
+	}
+	var n int64
+	for _, f := range files {
+		n += size[f.Blob]
+	}
+	return n
+}
+
+// blobBytes returns the bytes of blobs together.
+func blobBytes(blobs []cache.Blob) int64 {
+	var n int64
+	for _, b := range blobs {
+		n += b.Size
+	}
+	return n
 }
 
 // accept checks the job entry e of job id (or the error getting it)
@@ -695,6 +747,11 @@ func (w *Worker) accept(id string, e *cache.Entry, err error, res *Result) (*Job
 		return nil, nil, fmt.Sprintf("job record of %d bytes, more than %d", len(e.Record), maxJobRecord)
 	}
 	res.JobSum = jobSum(e)
+	// Before anything decodes the record: a job over the bound costs the
+	// worker no more than its entry.
+	if len(e.Blobs) > w.opt.MaxInputs {
+		return nil, nil, w.checkInputs(nil, nil, len(e.Blobs))
+	}
 	if !w.opt.InsecureUnsigned {
 		k, err := cache.VerifyEntry(w.opt.Keys.Clients, jobEntry(id), e)
 		if err != nil {
