@@ -697,8 +697,10 @@ func TestFarmOtherToolchain(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(fake, "bin", "clang"), falseBin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(llvmBin, "lld"), filepath.Join(fake, "bin", "lld")); err != nil {
-		t.Fatal(err)
+	for _, l := range []string{"lld", "ld.lld"} {
+		if err := os.Symlink(filepath.Join(llvmBin, l), filepath.Join(fake, "bin", l)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	startWorker(t, c, srv.URL, "other", "OFFCC_LLVM_DIR="+filepath.Join(fake, "bin"))
 	st := waitWorkers(t, c, srv.URL, "other")

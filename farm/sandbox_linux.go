@@ -169,9 +169,9 @@ func NewSandbox(opt SandboxOptions) (*Sandbox, error) {
 			noBwrap = true
 		case "landlock":
 			noLandlock = true
-		case "":
+		case "", "tmpfs": // tmpfs: the worker's (WorkerOptions.NoTmpfs)
 		default:
-			return nil, fmt.Errorf("%s=%q: unknown layer %q (bwrap, landlock)", sandboxDisableEnv, opt.Disable, f)
+			return nil, fmt.Errorf("%s=%q: unknown layer %q (bwrap, landlock, tmpfs)", sandboxDisableEnv, opt.Disable, f)
 		}
 	}
 	if opt.Self == "" {

@@ -49,6 +49,10 @@ type WorkerOptions struct {
 	JobTimeout time.Duration
 	// BlobCache bounds the worker's copies of fetched inputs (default 1 GiB).
 	BlobCache int64
+	// NoTmpfs leaves jobs' working directories plain directories that
+	// the worker measures, even as root (OFFCC_SANDBOX_DISABLE=tmpfs,
+	// for benchmarks and debugging).
+	NoTmpfs bool
 	// MaxInputs and MaxInputBytes bound a job's inputs, their number and
 	// their bytes together, checked before any is fetched (defaults
 	// 20,000 and 1 GiB).
@@ -249,6 +253,9 @@ func (w *Worker) Serve(ctx context.Context) error {
 	defer os.RemoveAll(blobDir)
 	w.blobs = newBlobCache(w.store, blobDir, w.opt.BlobCache, w.opt.MinFree)
 	w.noTmpfs = canMountTmpfs(w.opt.Dir)
+	if w.opt.NoTmpfs {
+		w.noTmpfs = errors.New("switched off by OFFCC_SANDBOX_DISABLE")
+	}
 	w.tmpfs = w.noTmpfs == nil
 	// Without bubblewrap's read-only mount of the inputs, a job could
 	// write the cached copy it was given: every reuse is checked.

@@ -59,6 +59,13 @@
 #    (untimed; objects compared byte for byte) give the per-job times and
 #    where each job ran.
 #
+# 6. What the bounds cost: the HIP TU and the OpenMP TU, offcc local and
+#    with 1 worker as deployed (each job's directory a tmpfs bounded in
+#    bytes and files, the client racing slow jobs locally), against the
+#    same worker without the per-job tmpfs (OFFCC_SANDBOX_DISABLE=tmpfs)
+#    and the client without races (OFFCC_REMOTE_EXEC_RACE=0); alternating,
+#    median of $RUNS runs: the share of the farm's speed-up they cost.
+#
 # Keys: the script makes a client and a worker key pair (offcc key
 # generate) in its scratch directory; the workers' job directories are
 # there too (mode 0711: a root worker runs jobs as other uids).
@@ -82,8 +89,8 @@
 #      OFFCC_* variable of the caller is dropped), OMP_KERNELS (target
 #      regions of the OpenMP TU, default 120), OMP_ARCHS (default
 #      gfx90a,gfx1030,gfx942,sm_80), SECTIONS (which to run, of hip
-#      (sections 1 and 2), security, project, openmp; comma-separated,
-#      default all).
+#      (sections 1 and 2), security, project, openmp, bounds;
+#      comma-separated, default all).
 # Needs redis-server, redis-cli, taskset, make; python3 for section 2.
 # Client and workers run a copy of OFFCC taken at the start (a make build
 # meanwhile changes nothing). Prints Markdown tables (medians), with a
@@ -115,7 +122,7 @@ PLUMBING_ONLY=${PLUMBING_ONLY:-0}
 PYTHON=${PYTHON-$(command -v python3 || true)}
 OMP_KERNELS=${OMP_KERNELS:-120}
 OMP_ARCHS=${OMP_ARCHS:-gfx90a,gfx1030,gfx942,sm_80}
-SECTIONS=${SECTIONS:-hip,security,project,openmp}
+SECTIONS=${SECTIONS:-hip,security,project,openmp,bounds}
 
 die() {
 	echo "bench: $*" >&2
@@ -133,7 +140,7 @@ if ! [[ $WORKERS_MAX =~ ^[1-9][0-9]*$ ]] || [ "$WORKERS_MAX" -gt 250 ]; then die
 case $NETNS in auto | 0 | 1) ;; *) die "NETNS=$NETNS: want auto, 0 or 1" ;; esac
 IFS=, read -r -a sections <<<"$SECTIONS"
 for s in "${sections[@]}"; do
-	case $s in hip | security | project | openmp) ;; *) die "SECTIONS=$SECTIONS: $s is not one of hip, security, project, openmp" ;; esac
+	case $s in hip | security | project | openmp | bounds) ;; *) die "SECTIONS=$SECTIONS: $s is not one of hip, security, project, openmp, bounds" ;; esac
 done
 # want <section>: whether SECTIONS names it.
 want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
@@ -262,7 +269,8 @@ chmod 0711 "$work"
 # worker_mode: how start_worker starts workers: "secure" (signed jobs and
 # results, sandboxed), "nosandbox" (signed, OFFCC_SANDBOX_DISABLE and
 # --insecure-no-sandbox) or "insecure" (neither; the client then runs
-# with OFFCC_REMOTE_EXEC_INSECURE=1 and no keys): section 4.
+# with OFFCC_REMOTE_EXEC_INSECURE=1 and no keys): section 4; "nobounds"
+# (secure, without the per-job tmpfs): section 6.
 worker_mode=secure
 worker_cmd() {
 	local i=$1
@@ -270,6 +278,7 @@ worker_cmd() {
 	local -a f=()
 	case $worker_mode in
 	nosandbox) e+=(OFFCC_SANDBOX_DISABLE=bwrap,landlock) f+=(--insecure-no-sandbox) ;;
+	nobounds) e+=(OFFCC_SANDBOX_DISABLE=tmpfs) ;;
 	insecure) e=(env OFFCC_SANDBOX_DISABLE=bwrap,landlock OFFCC_SIGNING_KEY= OFFCC_TRUSTED_CLIENTS=) f+=(--insecure-no-sandbox --insecure-unsigned) ;;
 	esac
 	wcmd=("${e[@]}" "$OFFCC" worker --redis "$(worker_url "$i")" --jobs 1 --name "w$i" --dir "$work/jobs" "${f[@]}")
@@ -825,6 +834,57 @@ done
 set_workers 0
 fi
 
+# --- 6. what the bounds cost: tmpfs per job and races, on against off -----------
+# bnd_build <tu> <mode> <run>: a timed build of <tu> (hip, omp): "local",
+# or with one worker "on" (as deployed) or "off" (no per-job tmpfs on the
+# worker, no races on the client).
+bnd_build() {
+	local tu=$1 mode=$2 n="bnd_$1_$2"
+	local -a cmd
+	if [ "$tu" = hip ]; then cmd=("$OFFCC" "${flags[@]}" bench.hip -o out.o); else cmd=("$OFFCC" "${omp_flags[@]}" bench.c -o out.o); fi
+	cd "$work/$([ "$tu" = hip ] && echo tu || echo bomp)"
+	case $mode in
+	local)
+		[ "$nw" = 0 ] || set_workers 0
+		timed "$n" "${cmd[@]}"
+		return
+		;;
+	on) want_mode=secure ;;
+	off) want_mode=nobounds ;;
+	esac
+	if [ "$worker_mode" != "$want_mode" ]; then
+		set_workers 0
+		worker_mode=$want_mode
+	fi
+	set_workers 1
+	if [ "$mode" = on ]; then
+		timed "$n" env OFFCC_REMOTE_EXEC="$url" "${cmd[@]}"
+	else
+		timed "$n" env OFFCC_REMOTE_EXEC="$url" OFFCC_REMOTE_EXEC_RACE=0 "${cmd[@]}"
+	fi
+	wait_workers 1
+}
+if want bounds; then
+mkdir -p "$work/bomp"
+gen_target_regions "$OMP_KERNELS" "scripts/bench-farm.sh" >"$work/bomp/bench.c"
+omp_flags=(-fopenmp -O2 -c "--offload-arch=$OMP_ARCHS" -nogpulib)
+echo "bench: bounds: HIP and OpenMP TUs, local / 1 worker with bounds on / off, $RUNS runs" >&2
+for ((r = 1; r <= RUNS; r++)); do
+	modes="local on off"
+	(($r % 2)) || modes="off on local"
+	line=""
+	for tu in hip omp; do
+		for m in $modes; do
+			bnd_build "$tu" "$m"
+			line+="${line:+, }$tu $m $(last "bnd_${tu}_$m")s"
+		done
+	done
+	echo "bench: bounds run $r/$RUNS: $line" >&2
+done
+set_workers 0
+worker_mode=secure
+fi
+
 # --- the tables --------------------------------------------------------------------
 # row <label> <name> <baseline>: medians of wall, client CPU and worker
 # CPU, wall / baseline's and the speedup (baseline's / wall).
@@ -1023,6 +1083,21 @@ print(n, "|", med("device-compile"), "|", med("device-link"))' "$work"/sec_"$m".
 done
 echo
 
+fi
+
+if want bounds; then
+echo "What the bounds cost: 1 worker as deployed (each job in a tmpfs of \\`--job-disk\\` bytes and \\`--job-files\\` files, the client racing slow jobs locally) against the same worker without the per-job tmpfs (\\`OFFCC_SANDBOX_DISABLE=tmpfs\\`) and the client without races (\\`OFFCC_REMOTE_EXEC_RACE=0\\`); median of $RUNS runs, alternating. The share of the speed-up lost is 1 - (speed-up on - 1) / (speed-up off - 1)."
+echo
+echo "| TU | local (s) | bounds on (s) | bounds off (s) | speed-up on | speed-up off | share of the speed-up lost |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for tu in hip omp; do
+	l=$(median 1 "$(t "bnd_${tu}_local")") on=$(median 1 "$(t "bnd_${tu}_on")") off=$(median 1 "$(t "bnd_${tu}_off")")
+	awk -v tu="$tu" -v l="$l" -v on="$on" -v off="$off" 'BEGIN {
+		son = l / on; soff = l / off
+		lost = (soff > 1) ? 1 - (son - 1) / (soff - 1) : 0
+		printf "| %s | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.1f%% |\n", (tu == "hip" ? "HIP, '"$ARCHS"'" : "OpenMP, '"$OMP_ARCHS"'"), l, on, off, son, soff, 100 * lost }'
+done
+echo
 fi
 
 if want project; then

@@ -234,6 +234,9 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	opt.Name, opt.Clang, opt.Slots, opt.Dir, opt.Sandbox = *name, llvm.Clang(), *jobs, *dir, sandbox
 	opt.Keys, opt.InsecureUnsigned, opt.JobTimeout = keys, *insecureUnsigned, *jobWall
+	for _, l := range strings.Split(getenv(sandboxDisable), ",") {
+		opt.NoTmpfs = opt.NoTmpfs || strings.TrimSpace(l) == "tmpfs"
+	}
 	if memBytes > 0 {
 		opt.Memory, opt.MemorySource = memBytes, "--memory"
 	}
