@@ -375,7 +375,7 @@ func mustSucceed(t testing.TB, o farmOutcome) result {
 }
 
 // farmJobLine is an OFFCC_TRACE line.
-var farmJobLine = regexp.MustCompile(`(?m)^job (\S+) (\S+) (-?\d+)(?: cache=\S+)?(?: worker=(\S+))?$`)
+var farmJobLine = regexp.MustCompile(`(?m)^job (\S+) (\S+) (-?\d+)(?: cache=\S+)?(?: worker=(\S+))?(?: raced=\S+)?$`)
 
 // traceLines returns the OFFCC_TRACE lines of a build's stderr.
 type farmTraceLine struct{ tool, worker, line string }
