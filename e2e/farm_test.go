@@ -207,8 +207,29 @@ func workerDir(t testing.TB) string {
 	if err := os.Chmod(dir, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		// A worker killed with SIGKILL leaves its running job's tmpfs
+		// mounted (the next worker started on the directory removes
+		// it): so does the test that kills it.
+		for _, m := range mountsUnder(dir) {
+			syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+		os.RemoveAll(dir)
+	})
 	return dir
+}
+
+// mountsUnder returns the mount points beneath dir, deepest first.
+func mountsUnder(dir string) []string {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	var m []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			m = append(m, f[4])
+		}
+	}
+	slices.SortFunc(m, func(a, b string) int { return len(b) - len(a) })
+	return m
 }
 
 // wait waits up to d for the worker to exit and reports whether it did.
