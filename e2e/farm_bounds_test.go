@@ -84,12 +84,35 @@ func (bt *boundsTarget) left(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var left []string
+	slotWork := map[string]bool{}
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "offcc-worker-blobs-") {
+		switch {
+		case strings.HasPrefix(e.Name(), "offcc-worker-blobs-"):
+		case strings.HasPrefix(e.Name(), "offcc-worker-slot-"):
+			// A slot's tmpfs, mounted for the worker's life: emptied
+			// after each job, its inputs gone.
+			slot := filepath.Join(bt.workDir, e.Name())
+			slotWork["mount "+filepath.Join(slot, "work")] = true
+			in, _ := os.ReadDir(slot)
+			work, _ := os.ReadDir(filepath.Join(slot, "work"))
+			for _, f := range in {
+				if f.Name() != "work" {
+					left = append(left, e.Name()+"/"+f.Name())
+				}
+			}
+			for _, f := range work {
+				left = append(left, e.Name()+"/work/"+f.Name())
+			}
+		default:
 			left = append(left, e.Name())
 		}
 	}
-	return append(left, mountsBeneath(t, bt.workDir)...)
+	for _, m := range mountsBeneath(t, bt.workDir) {
+		if !slotWork[m] {
+			left = append(left, m)
+		}
+	}
+	return left
 }
 
 // blobDir returns the worker's blob cache directory.
@@ -609,25 +632,48 @@ func TestFarmBoundsStale(t *testing.T) {
 	// A job that takes a while: 20,000 inputs to fetch.
 	j := bt.jobs.prepare(t, bt.cc1(), append([]string{bt.src}, manyFiles(t, 19000, 16)...)...)
 	bt.jobs.queue(t, j.ID)
+	// The job runs once its inputs' directory is beside its slot's tmpfs.
 	deadline := time.Now().Add(20 * time.Second)
-	for len(mountsBeneath(t, bt.workDir)) == 0 {
+	for m, _ := filepath.Glob(filepath.Join(bt.workDir, "offcc-worker-slot-*", "in")); len(m) == 0; m, _ = filepath.Glob(filepath.Join(bt.workDir, "offcc-worker-slot-*", "in")) {
 		if time.Now().After(deadline) {
-			t.Fatal("the job's tmpfs was never mounted")
+			t.Fatal("the job never started")
 		}
 		time.Sleep(time.Millisecond)
 	}
+	dead := fmt.Sprintf("-%d-", bt.w.cmd.Process.Pid)
 	bt.w.cmd.Process.Kill()
 	bt.w.wait(10 * time.Second)
 	// Its job is not to run again when the next worker reclaims it.
 	bt.jobs.rdb.Del(context.Background(), "offcc:e:"+farmJobKey(j.ID).String())
-	if len(bt.left(t)) == 0 {
-		t.Fatal("the killed worker left nothing")
+	// deadOnes lists what the killed worker made that is still there:
+	// its directories, and the tmpfs mounted in them.
+	deadOnes := func() []string {
+		var l []string
+		ents, _ := os.ReadDir(bt.workDir)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), dead) {
+				l = append(l, e.Name())
+			}
+		}
+		for _, m := range mountsBeneath(t, bt.workDir) {
+			if strings.Contains(m, dead) {
+				l = append(l, m)
+			}
+		}
+		return l
 	}
-	t.Logf("left by the killed worker: %q", bt.left(t))
+	left := deadOnes()
+	if len(mountsBeneath(t, bt.workDir)) == 0 || len(left) == 0 {
+		t.Fatalf("the killed worker left nothing: %q", left)
+	}
+	t.Logf("left by the killed worker: %q", left)
 	startWorkerFlags(t, bt.c, bt.srv.URL, "stale2", []string{"--dir", bt.workDir})
 	waitWorkers(t, bt.c, bt.srv.URL, "stale2")
-	if left := bt.left(t); len(left) != 0 {
+	if left := deadOnes(); len(left) != 0 {
 		t.Errorf("left after the next worker started: %q", left)
+	}
+	if left := bt.left(t); len(left) != 0 {
+		t.Errorf("the new worker's directory holds: %q", left)
 	}
 	if m, _ := filepath.Glob(filepath.Join(bt.workDir, "offcc-worker-blobs-*")); len(m) != 1 {
 		t.Errorf("blob directories: %q, want the new worker's alone", m)

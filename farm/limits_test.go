@@ -235,6 +235,15 @@ func TestWorkerRefusesUndeclaredFiles(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(w.opt.Dir)
 	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), slotDirPrefix) {
+			// A slot's directories: its tmpfs, emptied, and no inputs.
+			in, _ := os.ReadDir(filepath.Join(w.opt.Dir, e.Name()))
+			work, _ := os.ReadDir(filepath.Join(w.opt.Dir, e.Name(), "work"))
+			if len(in) != 1 || len(work) != 0 {
+				t.Errorf("left in the slot directory %s: %v, %d in its work directory", e.Name(), in, len(work))
+			}
+			continue
+		}
 		if !strings.HasPrefix(e.Name(), blobDirPrefix) {
 			t.Errorf("left in the worker's directory: %s", e.Name())
 		}

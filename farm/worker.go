@@ -120,6 +120,9 @@ type Worker struct {
 	// tmpfs: each job's working directory is a tmpfs (else why not).
 	tmpfs   bool
 	noTmpfs error
+	// slotDirs hold the slots' tmpfs (work), by slot, while w.tmpfs:
+	// see newSlotJobDir.
+	slotDirs []*jobDir
 
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
@@ -257,6 +260,23 @@ func (w *Worker) Serve(ctx context.Context) error {
 		w.noTmpfs = errors.New("switched off by OFFCC_SANDBOX_DISABLE")
 	}
 	w.tmpfs = w.noTmpfs == nil
+	if w.tmpfs {
+		// One tmpfs per slot, the reclaimer's (slot Slots) too.
+		for range w.opt.Slots + 1 {
+			sd, err := newNamedJobDir(w.opt.Dir, slotDirPrefix, true, w.opt.JobDisk, w.opt.JobFiles)
+			if err != nil {
+				w.tmpfs, w.noTmpfs = false, err
+				break
+			}
+			os.Remove(sd.in) // made for each job
+			w.slotDirs = append(w.slotDirs, sd)
+		}
+		defer func() {
+			for _, sd := range w.slotDirs {
+				sd.remove()
+			}
+		}()
+	}
 	// Without bubblewrap's read-only mount of the inputs, a job could
 	// write the cached copy it was given: every reuse is checked.
 	w.blobs.verify = !w.hasLayer("bubblewrap")
@@ -623,7 +643,12 @@ func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, 
 	// The inputs go in a directory of their own, beside the job's
 	// working directory (see jobDir): the job reads them and never
 	// writes them, and they belong to the worker, not to the job's user.
-	d, err := newJobDir(w.opt.Dir, w.tmpfs, w.opt.JobDisk, w.opt.JobFiles)
+	var d *jobDir
+	if w.tmpfs {
+		d, err = newSlotJobDir(w.slotDirs[n])
+	} else {
+		d, err = newJobDir(w.opt.Dir, false, w.opt.JobDisk, w.opt.JobFiles)
+	}
 	if err != nil {
 		return refuse("cannot make a job directory: %v", err)
 	}
