@@ -838,7 +838,8 @@ fi
 # --- 6. what the bounds cost: tmpfs per job and races, on against off -----------
 # bnd_build <tu> <mode> <run>: a timed build of <tu> (hip, omp): "local",
 # or with one worker "on" (as deployed) or "off" (no per-job tmpfs on the
-# worker, no races on the client).
+# worker, no races on the client), traced (the worker's run time of each
+# job, and the races).
 bnd_build() {
 	local tu=$1 mode=$2 n="bnd_$1_$2"
 	local -a cmd
@@ -865,11 +866,7 @@ bnd_build() {
 		wait_workers 1
 	fi
 	set_workers 1
-	if [ "$mode" = on ]; then
-		timed "$n" env OFFCC_REMOTE_EXEC="$url" "${cmd[@]}"
-	else
-		timed "$n" env OFFCC_REMOTE_EXEC="$url" OFFCC_REMOTE_EXEC_RACE=0 "${cmd[@]}"
-	fi
+	timed "$n" "${cenv[@]}" OFFCC_JOB_TRACE="$work/$n.$3.json" "${cmd[@]}"
 	wait_workers 1
 }
 if want bounds; then
@@ -883,7 +880,7 @@ for ((r = 1; r <= RUNS; r++)); do
 	line=""
 	for tu in hip omp; do
 		for m in $modes; do
-			bnd_build "$tu" "$m"
+			bnd_build "$tu" "$m" "$r"
 			line+="${line:+, }$tu $m $(last "bnd_${tu}_$m")s"
 		done
 	done
@@ -1096,14 +1093,41 @@ fi
 if want bounds; then
 echo "What the bounds cost: 1 worker as deployed (each job in a tmpfs of \`--job-disk\` bytes and \`--job-files\` files, the client racing slow jobs locally) against the same worker without the per-job tmpfs (\`OFFCC_SANDBOX_DISABLE=tmpfs\`) and the client without races (\`OFFCC_REMOTE_EXEC_RACE=0\`); median of $RUNS runs, alternating. The share of the speed-up lost is 1 - (speed-up on - 1) / (speed-up off - 1)."
 echo
-echo "| TU | local (s) | bounds on (s) | bounds off (s) | speed-up on | speed-up off | share of the speed-up lost |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| TU | local (s) | bounds on (s) | bounds off (s) | speed-up on | speed-up off | share of the speed-up lost | on - off, paired median (s) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for tu in hip omp; do
 	l=$(median 1 "$(t "bnd_${tu}_local")") on=$(median 1 "$(t "bnd_${tu}_on")") off=$(median 1 "$(t "bnd_${tu}_off")")
-	awk -v tu="$tu" -v l="$l" -v on="$on" -v off="$off" 'BEGIN {
+	pd=$(paste -d' ' <(cut -d' ' -f1 "$(t "bnd_${tu}_on")") <(cut -d' ' -f1 "$(t "bnd_${tu}_off")") | awk '{ print $1 - $2 }' | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%+.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	awk -v tu="$tu" -v l="$l" -v on="$on" -v off="$off" -v pd="$pd" 'BEGIN {
 		son = l / on; soff = l / off
 		lost = (soff > 1) ? 1 - (son - 1) / (soff - 1) : 0
-		printf "| %s | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.1f%% |\n", (tu == "hip" ? "HIP, '"$ARCHS"'" : "OpenMP, '"$OMP_ARCHS"'"), l, on, off, son, soff, 100 * lost }'
+		printf "| %s | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.1f%% | %s |\n", (tu == "hip" ? "HIP, '"$ARCHS"'" : "OpenMP, '"$OMP_ARCHS"'"), l, on, off, son, soff, 100 * lost, pd }'
+done
+echo
+echo "The worker's run time of each job (sandbox, tmpfs and all; median over every traced run, jobs in brackets), and the jobs raced locally:"
+echo
+echo "| TU, bounds | device compile ms | device link ms | host front end ms | backend ms | raced |"
+echo "|---|---:|---:|---:|---:|---:|"
+for tu in hip omp; do
+	for m in on off; do
+		echo "| $tu, $m | $("${PYTHON:-python3}" -c '
+import json, statistics, sys
+runs = {}
+raced = 0
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    for e in (d["traceEvents"] if isinstance(d, dict) else d):
+        a = e.get("args", {})
+        if e.get("ph") != "X":
+            continue
+        if a.get("raced"):
+            raced += 1
+        if "worker" in a:
+            runs.setdefault(a.get("kind"), []).append(float(a.get("run_ms") or 0))
+med = lambda k: "%.0f (%d)" % (statistics.median(runs[k]), len(runs[k])) if runs.get(k) else "-"
+print(" | ".join([med("device-compile"), med("device-link"), med("host-frontend"), med("backend"), str(raced)]))' "$work"/bnd_"${tu}_$m".*.json 2>/dev/null || echo "- | - | - | - | -") |"
+	done
 done
 echo
 fi
