@@ -82,6 +82,17 @@ func (c *Cache) readRecord(key string) (peakRecord, bool) {
 // (seven halve it). A higher measurement is taken at once.
 const peakDecay = 0.9
 
+// learn returns the estimate after measuring v where the estimate was old
+// (0: none), max(v, old×peakDecay), and whether it is worth writing: it
+// rose, or fell by 1/32 of itself or more.
+func learn(old, v int64) (est int64, changed bool) {
+	if old <= 0 {
+		return v, true
+	}
+	est = max(v, int64(float64(old)*peakDecay))
+	return est, est > old || old-est >= old/32
+}
+
 // RecordPeak records a run of the job key names that peaked at bytes of
 // resident memory (best effort: nothing fails a build). Read-only caches
 // and caches turned off record nothing, nor does a measurement of 0 or
@@ -94,13 +105,10 @@ func (c *Cache) RecordPeak(key string, bytes int64) {
 	if !c.peaksOn() || c.Mode != ReadWrite || bytes <= 0 {
 		return
 	}
-	est := bytes
 	old, _ := c.readRecord(key)
-	if old.Peak > 0 {
-		est = max(bytes, int64(float64(old.Peak)*peakDecay))
-		if est <= old.Peak && old.Peak-est < old.Peak/32 {
-			return
-		}
+	est, changed := learn(old.Peak, bytes)
+	if !changed {
+		return
 	}
 	data, _ := json.Marshal(peakRecord{Key: key, Peak: est, Last: bytes, MS: old.MS})
 	c.Store.Replace(peakEntryKey(key), &Entry{Kind: KindPeak, Record: data}) // best effort
@@ -130,12 +138,9 @@ func (c *Cache) RecordTime(key string, d time.Duration) {
 		return
 	}
 	old, _ := c.readRecord(key)
-	est := ms
-	if old.MS > 0 {
-		est = max(ms, int64(float64(old.MS)*peakDecay))
-		if est <= old.MS && old.MS-est < old.MS/32 {
-			return
-		}
+	est, changed := learn(old.MS, ms)
+	if !changed {
+		return
 	}
 	old.Key, old.MS = key, est
 	data, _ := json.Marshal(old)

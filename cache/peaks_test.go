@@ -135,3 +135,32 @@ func TestPeaksNotExported(t *testing.T) {
 		t.Errorf("export --all of a cache holding only a peak wrote %d entries (%v), want 0", n, err)
 	}
 }
+
+// TestTimeLearned: a job's run time is kept beside its peak, by the same
+// rule (a longer run at once, a shorter one a tenth at most), and neither
+// record loses the other.
+func TestTimeLearned(t *testing.T) {
+	dir := t.TempDir()
+	c := Open(Config{Dir: dir})
+	key := PeakKey("clang", "device-compile", "amdgcn-amd-amdhsa gfx90a", "/src/k.c")
+	if _, ok := c.Time(key); ok {
+		t.Fatal("a time is known before any run")
+	}
+	c.RecordTime(key, 2*time.Second)
+	c.RecordPeak(key, 300*mb)
+	later := Open(Config{Dir: dir})
+	if d, ok := later.Time(key); !ok || d != 2*time.Second {
+		t.Errorf("Time = %v, %v after a run of 2 s and a peak; want 2s", d, ok)
+	}
+	later.RecordTime(key, time.Second)
+	if d, _ := later.Time(key); d != 1800*time.Millisecond {
+		t.Errorf("Time = %v after a 1 s run under 2 s; want 1.8s (a tenth lower)", d)
+	}
+	later.RecordTime(key, 5*time.Second)
+	if d, _ := later.Time(key); d != 5*time.Second {
+		t.Errorf("Time = %v after a 5 s run; want 5s", d)
+	}
+	if p, ok := later.Peak(key); !ok || p != 300*mb {
+		t.Errorf("Peak = %d MiB, %v after the times; want 300 MiB", p/mb, ok)
+	}
+}

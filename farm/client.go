@@ -245,17 +245,7 @@ func (c *Client) usable() bool {
 }
 
 // fail gives the farm up after a server error, warning once.
-func (c *Client) fail(err error) {
-	c.mu.Lock()
-	c.failed = true
-	c.slots = 0
-	warn := !c.warned && c.opt.Warn != nil
-	c.warned = true
-	c.mu.Unlock()
-	if warn {
-		c.opt.Warn(fmt.Sprintf("build farm %s: %v; running every job locally", c.store.Name(), err))
-	}
-}
+func (c *Client) fail(err error) { c.giveUp(err.Error()) }
 
 // Slots returns the slots of the live workers of the client's toolchain
 // less the jobs of other clients waiting for one: a job may queue behind

@@ -530,7 +530,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 		}
 	}()
 	claimed := time.Now()
-	res, outs, keep := w.run(jobCtx, id, e, getErr, n)
+	res, outs, keep := w.run(jobCtx, id, e, sum, getErr, n)
 	res.WorkMS = time.Since(claimed).Milliseconds()
 	stop()
 	<-renewDone
@@ -620,17 +620,19 @@ func (w *Worker) expectedPeak(e *cache.Entry) int64 {
 }
 
 // run fetches the files of job id, whose entry (or the error getting it)
-// is e, into a private directory, runs its tool in the sandbox as slot n
+// is e and whose digest (jobSum, computed once for its claim) is sum, into
+// a private directory, runs its tool in the sandbox as slot n
 // and returns the result and the output blobs (files to remove
 // afterwards). keep is false for a job whose result must not be stored:
 // one this worker ran before its expiry (a replay), whose result is its
 // first run's.
-func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, err error, n int) (res Result, outs []cache.Blob, keep bool) {
+func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, sum string, err error, n int) (res Result, outs []cache.Blob, keep bool) {
 	res = Result{Worker: w.opt.Name, Job: id, Toolchain: w.toolchain}
 	refuse := func(format string, args ...any) (Result, []cache.Blob, bool) {
 		res.Refused = fmt.Sprintf(format, args...)
 		return res, nil, true
 	}
+	res.JobSum = sum
 	j, p, why := w.accept(id, e, err, &res)
 	if why != "" {
 		return refuse("%s", why)
@@ -778,7 +780,6 @@ func (w *Worker) accept(id string, e *cache.Entry, err error, res *Result) (*Job
 	if len(e.Record) > maxJobRecord {
 		return nil, nil, fmt.Sprintf("job record of %d bytes, more than %d", len(e.Record), maxJobRecord)
 	}
-	res.JobSum = jobSum(e)
 	// Before anything decodes the record: a job over the bound costs the
 	// worker no more than its entry.
 	if len(e.Blobs) > w.opt.MaxInputs {
