@@ -9,11 +9,8 @@ package e2e
 // runs.
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
 	"debug/buildinfo"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -125,20 +122,13 @@ func (bt *boundsTarget) blobDir(t *testing.T) string {
 	return m[0]
 }
 
-// mountsBeneath returns the mount points under dir.
+// mountsBeneath returns the mount points under dir, each as "mount PATH"
+// (beside file names in the tests' lists of what is left).
 func mountsBeneath(t *testing.T, dir string) []string {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var m []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
-			m = append(m, "mount "+fields[4])
-		}
+	for _, p := range mountsUnder(dir) {
+		m = append(m, "mount "+p)
 	}
 	return m
 }
@@ -191,31 +181,7 @@ type craftedJob struct {
 // with files as its inputs, signed by the client key, without queueing it.
 func (f *farmJobs) prepare(t *testing.T, j farm.Job, files ...string) craftedJob {
 	t.Helper()
-	var rnd [12]byte
-	rand.Read(rnd[:])
-	j.Version, j.ID = farm.JobVersion, hex.EncodeToString(rnd[:])
-	if j.Expires == 0 {
-		j.Expires = time.Now().Add(time.Hour).UnixMilli()
-	}
-	j.Toolchain = f.toolchain
-	j.Kind, j.Client = "device-compile", "farm_bounds_test"
-	blobs := make([]cache.Blob, 0, len(files))
-	for i, p := range files {
-		b := farmBlobOf(t, p, fmt.Sprintf("f%d", i))
-		blobs = append(blobs, b)
-		j.Files = append(j.Files, farm.File{Path: p, Blob: b.Name, Mode: b.Mode})
-	}
-	f.preload(t, blobs)
-	rec, err := json.Marshal(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &cache.Entry{Kind: "job", Record: rec, Blobs: blobs}
-	cache.SignEntry(f.key, farmJobKey(j.ID), e)
-	if err := f.store.Replace(farmJobKey(j.ID), e); err != nil {
-		t.Fatal(err)
-	}
-	return craftedJob{j, e}
+	return f.put(t, j, nil, files...)
 }
 
 // preload stores many small blobs in a few pipelined round trips (a

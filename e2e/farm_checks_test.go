@@ -18,38 +18,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/offcc/offcc/cache/redisstore/redistest"
 	"github.com/offcc/offcc/farm"
 )
-
-// newFarmTargetDir is newFarmTarget with the worker's --dir known: the
-// directory its job directories are made in.
-func newFarmTargetDir(t *testing.T, name string) (*farmTarget, string) {
-	t.Helper()
-	c := offccOnly(t, "the build farm is offcc's")
-	srv := redistest.Start(t)
-	dir := workerDir(t)
-	// The last --dir wins over startWorkerFlags' own.
-	startWorkerFlags(t, c, srv.URL, name, []string{"--dir", dir})
-	st := waitWorkers(t, c, srv.URL, name)
-	w, _ := st.worker(name)
-	ft := &farmTarget{c: c, srv: srv, worker: w, jobs: newFarmJobs(t, srv.URL, w.Toolchain), dir: t.TempDir(),
-		clang: filepath.Join(llvmBin, "clang"), lld: filepath.Join(llvmBin, "lld"),
-		flags: []string{"-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-O2"}}
-	ft.src = filepath.Join(ft.dir, "in.c")
-	ft.out = filepath.Join(ft.dir, "out.o")
-	ft.obj = filepath.Join(ft.dir, "local.o")
-	ft.canary = filepath.Join(t.TempDir(), "written-by-a-job")
-	ft.secret = filepath.Join(t.TempDir(), "worker-secret.txt")
-	if err := os.WriteFile(ft.src, []byte("int plus1(int x) { return x + 1; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ft.secret, []byte("SECRET-OF-THE-WORKER-7d41\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmdSpec{dir: ft.dir, name: ft.clang, args: args(ft.flags, "-o", ft.obj, "-x", "c", ft.src)}.mustRun(t)
-	return ft, dir
-}
 
 // filesNamed returns the paths under dir of the files named one of names
 // or ending in one of suffixes.

@@ -45,11 +45,23 @@ type farmTarget struct {
 	flags  []string
 }
 
+// newFarmTarget starts a redis-server and one real worker, name, and
+// returns the target of a test's attacks on it.
 func newFarmTarget(t *testing.T, name string) *farmTarget {
+	t.Helper()
+	ft, _ := newFarmTargetDir(t, name)
+	return ft
+}
+
+// newFarmTargetDir is newFarmTarget that also returns the worker's
+// --dir: the directory its job directories are made in.
+func newFarmTargetDir(t *testing.T, name string) (*farmTarget, string) {
 	t.Helper()
 	c := offccOnly(t, "the build farm is offcc's")
 	srv := redistest.Start(t)
-	startWorker(t, c, srv.URL, name)
+	dir := workerDir(t)
+	// The last --dir wins over startWorkerFlags' own.
+	startWorkerFlags(t, c, srv.URL, name, []string{"--dir", dir})
 	st := waitWorkers(t, c, srv.URL, name)
 	w, _ := st.worker(name)
 	ft := &farmTarget{c: c, srv: srv, worker: w, jobs: newFarmJobs(t, srv.URL, w.Toolchain), dir: t.TempDir(),
@@ -67,7 +79,7 @@ func newFarmTarget(t *testing.T, name string) *farmTarget {
 		t.Fatal(err)
 	}
 	cmdSpec{dir: ft.dir, name: ft.clang, args: args(ft.flags, "-o", ft.obj, "-x", "c", ft.src)}.mustRun(t)
-	return ft
+	return ft, dir
 }
 
 // cc1 is a well-formed compile of src with extra arguments.

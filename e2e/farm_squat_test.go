@@ -18,14 +18,15 @@ import (
 	"github.com/offcc/offcc/trust"
 )
 
-// squatter is an outsider's fake worker, with no key: it registers with
-// many slots, takes every job of a toolchain from the stream and, when
-// claims is set, claims it with its name and a short lease that it renews
-// every second, for as long as the test runs. It never answers.
-func squatter(t *testing.T, url, toolchain string, claims bool) {
+// holder is a fake worker named name that registers with many slots,
+// takes every job of a toolchain from the stream and, when claim is not
+// nil, claims it with claim(job ID, job entry digest) and a short lease
+// that it renews every second whatever the client does, for as long as
+// the test runs. It never answers.
+func holder(t *testing.T, url, toolchain, name string, claim func(id, sum string) string) {
 	t.Helper()
 	jobs := newFarmJobs(t, url, toolchain)
-	rdb := jobs.rdb
+	rdb, store := jobs.rdb, jobs.store
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -34,33 +35,49 @@ func squatter(t *testing.T, url, toolchain string, claims bool) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var held []string
+		held := map[string]string{}
 		last := time.Now()
 		for ctx.Err() == nil {
-			info, _ := json.Marshal(farm.WorkerInfo{Name: "squatter", Host: "squat", Toolchain: toolchain, Slots: 8,
+			info, _ := json.Marshal(farm.WorkerInfo{Name: name, Host: name, Toolchain: toolchain, Slots: 8,
 				Sandbox: []string{"bubblewrap"}, Seen: time.Now().UnixMilli(), Started: time.Now().UnixMilli()})
-			rdb.HSet(ctx, "offcc:farm:workers", "squatter", info)
+			rdb.HSet(ctx, "offcc:farm:workers", name, info)
 			if time.Since(last) >= time.Second {
-				for _, k := range held {
-					rdb.Set(ctx, k, "squatter", 3*time.Second)
+				for k, v := range held {
+					rdb.Set(ctx, k, v, 3*time.Second)
 				}
 				last = time.Now()
 			}
-			res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: farm.Group, Consumer: "squatter", Streams: []string{q, ">"}, Count: 8, Block: 200 * time.Millisecond}).Result()
-			if err != nil || !claims {
+			res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: farm.Group, Consumer: name, Streams: []string{q, ">"}, Count: 8, Block: 200 * time.Millisecond}).Result()
+			if err != nil || claim == nil {
 				continue
 			}
 			for _, s := range res {
 				for _, m := range s.Messages {
 					id, _ := m.Values["job"].(string)
+					je, err := store.Get(farmJobKey(id))
+					if err != nil {
+						continue
+					}
+					v := claim(id, cache.SumBytes(cache.EncodeIndex(je)).String())
 					k := "offcc:farm:claim:" + id
-					if ok, _ := rdb.SetNX(ctx, k, "squatter", 3*time.Second).Result(); ok {
-						held = append(held, k)
+					if ok, _ := rdb.SetNX(ctx, k, v, 3*time.Second).Result(); ok {
+						held[k] = v
 					}
 				}
 			}
 		}
 	}()
+}
+
+// squatter is an outsider's fake worker, with no key: a holder that
+// claims with its bare name when claims is set.
+func squatter(t *testing.T, url, toolchain string, claims bool) {
+	t.Helper()
+	var claim func(id, sum string) string
+	if claims {
+		claim = func(string, string) string { return "squatter" }
+	}
+	holder(t, url, toolchain, "squatter", claim)
 }
 
 // TestFarmSquatter: an outsider who can write to Redis but holds no key
@@ -113,56 +130,14 @@ func TestFarmSquatter(t *testing.T) {
 }
 
 // stuckWorker is a fake worker that holds the trusted worker key (a
-// worker host gone wrong): it takes every job of a toolchain, claims it
-// with a claim the clients believe, renews it every second and never
-// answers.
+// worker host gone wrong): a holder whose claims the clients believe, as
+// a real worker signs them (farm/claim.go).
 func stuckWorker(t *testing.T, url, toolchain string, key *trust.PrivateKey) {
 	t.Helper()
-	jobs := newFarmJobs(t, url, toolchain)
-	rdb, store := jobs.rdb, jobs.store
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	q := "offcc:farm:q:" + toolchain
-	rdb.XGroupCreateMkStream(ctx, q, farm.Group, "0")
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		held := map[string]string{}
-		last := time.Now()
-		for ctx.Err() == nil {
-			info, _ := json.Marshal(farm.WorkerInfo{Name: "stuck", Host: "stuck", Toolchain: toolchain, Slots: 8,
-				Sandbox: []string{"bubblewrap"}, Seen: time.Now().UnixMilli(), Started: time.Now().UnixMilli()})
-			rdb.HSet(ctx, "offcc:farm:workers", "stuck", info)
-			if time.Since(last) >= time.Second {
-				for k, v := range held {
-					rdb.Set(ctx, k, v, 3*time.Second)
-				}
-				last = time.Now()
-			}
-			res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: farm.Group, Consumer: "stuck", Streams: []string{q, ">"}, Count: 8, Block: 200 * time.Millisecond}).Result()
-			if err != nil {
-				continue
-			}
-			for _, s := range res {
-				for _, m := range s.Messages {
-					id, _ := m.Values["job"].(string)
-					je, err := store.Get(cache.SumBytes([]byte("offcc farm job\x00" + id)))
-					if err != nil {
-						continue
-					}
-					// A claim as a real worker signs it (farm/claim.go).
-					sum := cache.SumBytes(cache.EncodeIndex(je)).String()
-					sig := key.Sign("farm-claim", []byte(id+"\x00"+sum+"\x00stuck"))
-					v := "stuck " + sig.Key + " " + base64.RawStdEncoding.EncodeToString(sig.Sig)
-					k := "offcc:farm:claim:" + id
-					if ok, _ := rdb.SetNX(ctx, k, v, 3*time.Second).Result(); ok {
-						held[k] = v
-					}
-				}
-			}
-		}
-	}()
+	holder(t, url, toolchain, "stuck", func(id, sum string) string {
+		sig := key.Sign("farm-claim", []byte(id+"\x00"+sum+"\x00stuck"))
+		return "stuck " + sig.Key + " " + base64.RawStdEncoding.EncodeToString(sig.Sig)
+	})
 }
 
 // TestFarmStuckTrustedWorker: a worker the client trusts takes a real

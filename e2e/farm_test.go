@@ -809,6 +809,32 @@ func (f *farmJobs) run(t *testing.T, j farm.Job, files ...string) (farm.Result, 
 // to Redis does to a client's job.
 func (f *farmJobs) runWith(t *testing.T, j farm.Job, tamper func(*cache.Entry), files ...string) (farm.Result, *cache.Entry) {
 	t.Helper()
+	j = f.put(t, j, tamper, files...).Job
+	ctx := context.Background()
+	if err := f.rdb.XAdd(ctx, &redis.XAddArgs{Stream: "offcc:farm:q:" + f.toolchain, Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.rdb.BLPop(ctx, 30*time.Second, "offcc:farm:done:"+j.ID).Result()
+	if err != nil {
+		t.Fatalf("job %s (%s %q): no worker finished it: %v", j.ID, j.Tool, j.Args, err)
+	}
+	e, err := f.store.Get(farmResultKey(j.ID))
+	if err != nil {
+		t.Fatalf("job %s: done by %s, but its result entry: %v", j.ID, res[1], err)
+	}
+	var r farm.Result
+	if err := json.Unmarshal(e.Record, &r); err != nil {
+		t.Fatalf("job %s: result record %q: %v", j.ID, e.Record, err)
+	}
+	return r, e
+}
+
+// put stores j (its ID, version, expiry, toolchain and kind filled in
+// where it gives none) with files as its inputs, signed by f.key (unless
+// nil) and passed through tamper (when not nil) before it is stored,
+// without queueing it.
+func (f *farmJobs) put(t *testing.T, j farm.Job, tamper func(*cache.Entry), files ...string) craftedJob {
+	t.Helper()
 	var rnd [12]byte
 	rand.Read(rnd[:])
 	j.Version, j.ID = farm.JobVersion, hex.EncodeToString(rnd[:])
@@ -821,44 +847,28 @@ func (f *farmJobs) runWith(t *testing.T, j farm.Job, tamper func(*cache.Entry), 
 	if j.Kind == "" {
 		j.Kind, j.Client = "device-compile", "farm_test"
 	}
-	var blobs []cache.Blob
+	blobs := make([]cache.Blob, 0, len(files))
 	for i, p := range files {
 		b := farmBlobOf(t, p, fmt.Sprintf("f%d", i))
 		blobs = append(blobs, b)
 		j.Files = append(j.Files, farm.File{Path: p, Blob: b.Name, Mode: b.Mode})
 	}
+	f.preload(t, blobs)
 	rec, err := json.Marshal(j)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := cache.SumBytes([]byte("offcc farm job\x00" + j.ID))
 	e := &cache.Entry{Kind: "job", Record: rec, Blobs: blobs}
 	if f.key != nil {
-		cache.SignEntry(f.key, key, e)
+		cache.SignEntry(f.key, farmJobKey(j.ID), e)
 	}
 	if tamper != nil {
 		tamper(e)
 	}
-	if err := f.store.Replace(key, e); err != nil {
+	if err := f.store.Replace(farmJobKey(j.ID), e); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := f.rdb.XAdd(ctx, &redis.XAddArgs{Stream: "offcc:farm:q:" + f.toolchain, Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := f.rdb.BLPop(ctx, 30*time.Second, "offcc:farm:done:"+j.ID).Result()
-	if err != nil {
-		t.Fatalf("job %s (%s %q): no worker finished it: %v", j.ID, j.Tool, j.Args, err)
-	}
-	e, err = f.store.Get(cache.SumBytes([]byte("offcc farm result\x00" + j.ID)))
-	if err != nil {
-		t.Fatalf("job %s: done by %s, but its result entry: %v", j.ID, res[1], err)
-	}
-	var r farm.Result
-	if err := json.Unmarshal(e.Record, &r); err != nil {
-		t.Fatalf("job %s: result record %q: %v", j.ID, e.Record, err)
-	}
-	return r, e
+	return craftedJob{j, e}
 }
 
 // TestFarmRefusesAndKeepsServing: jobs crafted in Redis that name another
