@@ -80,6 +80,22 @@ func squatter(t *testing.T, url, toolchain string, claims bool) {
 	holder(t, url, toolchain, "squatter", claim)
 }
 
+// heldBuild returns what the tests of workers that hold jobs build: the
+// compiler, the toolchain identity, a 2-arch HIP compile's arguments (no
+// output named), its local object, and the wall time of its local build,
+// measured here beside the farm builds.
+func heldBuild(t *testing.T) (c compiler, toolchain string, a []string, want []byte, localTime time.Duration) {
+	t.Helper()
+	c = offccOnly(t, "the build farm is offcc's")
+	toolchain = farm.Toolchain(filepath.Join(llvmBin, "clang"))
+	a = args(farmHIPFlags(t, "gfx906,gfx90a"), "-c", srcPath(t, "../hip/kernels.hip"))
+	want = localObject(t, c, a...)
+	local := newFarmBuild(t, c, "", nil, append(a, "-o", "k.o")...)
+	t0 := time.Now()
+	local.mustRun(t, c)
+	return c, toolchain, a, want, time.Since(t0)
+}
+
 // TestFarmSquatter: an outsider who can write to Redis but holds no key
 // registers a fake worker that takes a real build's jobs and holds them
 // for ever (claimed and renewed every second, or never claimed). The
@@ -89,15 +105,7 @@ func squatter(t *testing.T, url, toolchain string, claims bool) {
 // machine), its object is the local build's, and it warns once.
 func TestFarmSquatter(t *testing.T) {
 	t.Parallel()
-	c := offccOnly(t, "the build farm is offcc's")
-	toolchain := farm.Toolchain(filepath.Join(llvmBin, "clang"))
-	a := args(farmHIPFlags(t, "gfx906,gfx90a"), "-c", srcPath(t, "../hip/kernels.hip"))
-	want := localObject(t, c, a...)
-	// The local build's time, measured here beside the others.
-	local := newFarmBuild(t, c, "", nil, append(a, "-o", "k.o")...)
-	t0 := time.Now()
-	local.mustRun(t, c)
-	localTime := time.Since(t0)
+	c, toolchain, a, want, localTime := heldBuild(t)
 	for _, tc := range []struct {
 		name   string
 		claims bool
@@ -149,14 +157,7 @@ func stuckWorker(t *testing.T, url, toolchain string, key *trust.PrivateKey) {
 // costs a bounded time, once, not the build.
 func TestFarmStuckTrustedWorker(t *testing.T) {
 	t.Parallel()
-	c := offccOnly(t, "the build farm is offcc's")
-	toolchain := farm.Toolchain(filepath.Join(llvmBin, "clang"))
-	a := args(farmHIPFlags(t, "gfx906,gfx90a"), "-c", srcPath(t, "../hip/kernels.hip"))
-	want := localObject(t, c, a...)
-	local := newFarmBuild(t, c, "", nil, append(a, "-o", "k.o")...)
-	t0 := time.Now()
-	local.mustRun(t, c)
-	localTime := time.Since(t0)
+	c, toolchain, a, want, localTime := heldBuild(t)
 	srv := redistest.Start(t)
 	stuckWorker(t, srv.URL, toolchain, farmKeys(t).key(t, "worker"))
 	waitWorkers(t, c, srv.URL, "stuck")
