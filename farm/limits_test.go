@@ -273,3 +273,38 @@ func BenchmarkJobDir(b *testing.B) {
 		})
 	}
 }
+
+// TestSlotJobDir: two jobs of one slot share its working directory one
+// after the other, and the second never sees what the first wrote (its
+// outputs under the same names included): the directory is emptied after
+// each job, its inputs go, and a slot found not empty runs no job.
+func TestSlotJobDir(t *testing.T) {
+	slot, err := newNamedJobDir(t.TempDir(), slotDirPrefix, false, 1<<20, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(slot.in)
+	first, err := newSlotJobDir(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(first.work, "o0-k.o"), []byte("first job's object"), 0o644)
+	os.MkdirAll(filepath.Join(first.work, "sub", "deeper"), 0o755)
+	os.WriteFile(filepath.Join(first.in, "f0-k.c"), []byte("int x;"), 0o644)
+	if err := first.remove(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := newSlotJobDir(slot)
+	if err != nil {
+		t.Fatalf("the slot after its first job: %v", err)
+	}
+	for _, d := range []string{second.work, second.in} {
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("the second job finds %d entries in %s", len(ents), d)
+		}
+	}
+	os.WriteFile(filepath.Join(second.work, "left"), nil, 0o644)
+	if _, err := newSlotJobDir(slot); err == nil {
+		t.Error("a slot whose directory is not empty got a job")
+	}
+}
