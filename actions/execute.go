@@ -833,7 +833,7 @@ func (e *executor) finished(r result) {
 		e.opt.Observer.ActionFinished(n.a)
 	}
 	if e.opt.Trace != nil {
-		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem, Raced: r.raced})
+		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem, Raced: r.raced, CPU: r.usage.CPU})
 	}
 	if e.cancelled || e.dropped(n) {
 		// Killed, or finished while the build was being stopped, or
@@ -1132,7 +1132,9 @@ func (e *executor) runAction(ctx context.Context, n *node, remote bool, claim *r
 			r.err = finishDeps(a)
 		}
 	default:
-		r.err = runLocal(ctx, a, sh, nil)
+		mon := &procMonitor{}
+		r.err = runLocal(ctx, a, sh, mon)
+		r.usage.CPU = mon.usage.CPU
 		if r.err == nil {
 			r.err = finishDeps(a)
 		}

@@ -49,6 +49,9 @@ type Usage struct {
 	PeakRSS int64
 	// Signaled is the signal that killed it, 0 when it exited.
 	Signaled int
+	// CPU is the user and system time the command and the children it
+	// waited for used.
+	CPU time.Duration
 	// MemoryWait is how long the action waited, ready, for memory.
 	MemoryWait time.Duration
 }

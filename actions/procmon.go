@@ -30,6 +30,7 @@ func (m *procMonitor) exited(ps *os.ProcessState) {
 		return
 	}
 	m.usage.PeakRSS = membudget.PeakRSS(ps)
+	m.usage.CPU = ps.UserTime() + ps.SystemTime()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		m.usage.Signaled = int(ws.Signal())
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ type Event struct {
 	// (RemoteDeadlines) and names the side that won, whose run this is:
 	// "local" or "remote".
 	Raced string
+	// CPU is the user and system time of the command the action ran
+	// here (0 for a cache hit, an in-process step or a remote run).
+	CPU time.Duration
 }
 
 // MemoryInfo is what memory scheduling knew of one command run.
@@ -102,7 +106,11 @@ func (t *Trace) add(ev Event) {
 				mem += " retried_alone"
 			}
 		}
-		fmt.Fprintf(t.Lines, "job %s %s %d%s%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cache, where, mem)
+		cpu := ""
+		if ev.CPU > 0 {
+			cpu = " cpu=" + ev.CPU.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(t.Lines, "job %s %s %d%s%s%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cpu, cache, where, mem)
 	}
 }
 
@@ -185,6 +193,9 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 		if ev.Err != nil {
 			args["error"] = ev.Err.Error()
 		}
+		if ev.CPU > 0 {
+			args["cpu_ms"] = ev.CPU.Milliseconds()
+		}
 		if m := ev.Memory; m != nil {
 			args["mem_expected"] = m.Expected
 			args["mem_peak"] = m.Peak
@@ -252,4 +263,45 @@ func paths(fs []*Artifact) []string {
 		out[i] = f.Path
 	}
 	return out
+}
+
+// WriteTotals writes where a build's CPU time went, after it: one line
+// per tool whose commands ran here, "cpu TOOL jobs=N cpu=T" (the tools
+// sorted by name), then "cpu offcc self=T queries=T total=T": offcc's
+// own process (self), the commands it ran that are no action (clang -###,
+// dependency scans: children less the actions' commands), and all
+// together. self and children are the build's getrusage(2) figures for
+// RUSAGE_SELF and RUSAGE_CHILDREN.
+func (t *Trace) WriteTotals(w io.Writer, self, children time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	type total struct {
+		jobs int
+		cpu  time.Duration
+	}
+	byTool := map[string]*total{}
+	var jobs time.Duration
+	for _, ev := range t.events {
+		if ev.CPU <= 0 {
+			continue
+		}
+		tt := byTool[ev.Action.ToolName()]
+		if tt == nil {
+			tt = &total{}
+			byTool[ev.Action.ToolName()] = tt
+		}
+		tt.jobs++
+		tt.cpu += ev.CPU
+		jobs += ev.CPU
+	}
+	tools := make([]string, 0, len(byTool))
+	for name := range byTool {
+		tools = append(tools, name)
+	}
+	sort.Strings(tools)
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	for _, name := range tools {
+		fmt.Fprintf(w, "cpu %s jobs=%d cpu=%s\n", name, byTool[name].jobs, ms(byTool[name].cpu))
+	}
+	fmt.Fprintf(w, "cpu offcc self=%s queries=%s total=%s\n", ms(self), ms(max(children-jobs, 0)), ms(self+children))
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
@@ -468,6 +469,10 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		st.Close()
 	}
 	status := inv.report(err)
+	if trace != nil && trace.Lines != nil {
+		self, children := processCPU()
+		trace.WriteTotals(trace.Lines, self, children)
+	}
 	if traceFile != "" {
 		if werr := atomicfile.WriteFunc(traceFile, 0o666, func(w io.Writer) error {
 			return trace.WriteChrome(w, inv.prog()+" "+strings.Join(inv.Args, " "))
@@ -711,4 +716,18 @@ func (t *tempDir) remove() {
 	if t.made.Load() {
 		os.RemoveAll(t.path)
 	}
+}
+
+// processCPU returns the user and system time offcc's process has used
+// (all its threads) and that of the children it has waited for, as
+// getrusage(2) reports them; zero where it cannot tell.
+func processCPU() (self, children time.Duration) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return self, children
 }
