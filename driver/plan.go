@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -286,12 +287,28 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 	sh := actions.NewShell(actions.ShellOptions{
 		Stderr: inv.Stderr, TempDir: tempDir, BaseEnv: inv.Env, Env: []string{"TMPDIR=" + tempDir},
 	})
-	var out bytes.Buffer
+	// clang's driver prints -### unbuffered, one write(2) per word (about
+	// 10,000 for a HIP compile): into a pipe, each would wake offcc to
+	// read it, which cost more CPU than clang's own run. A file in the
+	// private directory takes them without waking anyone.
+	spool, err := os.CreateTemp(tempDir, "hash-hash-hash-*.txt")
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot create temporary file: %v", err)
+	}
+	os.Remove(spool.Name())
+	defer spool.Close()
 	code := 0
 	err = sh.Run(ctx, &actions.Cmd{
 		Argv: append([]string{clang}, args...), Argv0: inv.prog(),
-		Stdout: &out, Stderr: &out, Quiet: true,
+		Stdout: spool, Stderr: spool, Quiet: true,
 	})
+	var out bytes.Buffer
+	if _, serr := spool.Seek(0, io.SeekStart); serr != nil {
+		return nil, nil, fmt.Errorf("cannot read clang's jobs: %v", serr)
+	}
+	if _, rerr := out.ReadFrom(spool); rerr != nil {
+		return nil, nil, fmt.Errorf("cannot read clang's jobs: %v", rerr)
+	}
 	if err != nil {
 		var ee *exec.ExitError
 		var re *actions.ResponseFileError
