@@ -269,8 +269,9 @@ func paths(fs []*Artifact) []string {
 // per tool whose commands ran here, "cpu TOOL jobs=N cpu=T" (the tools
 // sorted by name), then "cpu offcc self=T queries=T total=T": offcc's
 // own process (self), the commands it ran that are no action (clang -###,
-// dependency scans: children less the actions' commands), and all
-// together. self and children are the build's getrusage(2) figures for
+// dependency scans: children less the actions' commands; a run that was
+// not kept, such as a local run that lost a race, counts there too), and
+// all together. self and children are the build's getrusage(2) figures for
 // RUSAGE_SELF and RUSAGE_CHILDREN.
 func (t *Trace) WriteTotals(w io.Writer, self, children time.Duration) {
 	t.mu.Lock()

@@ -546,7 +546,7 @@ func (c *Cache) importEntry(it *importItem) (isNew bool, err error) {
 	for i := range e.Blobs {
 		b := &e.Blobs[i]
 		b.Path = filepath.Join(tmp, b.Name)
-		if err := writeNew(b.Path, it.blobs[b.Name]); err != nil {
+		if err := writeNew(b.Path, it.blobs[b.Name], 0o600); err != nil {
 			return false, err
 		}
 	}
@@ -559,9 +559,10 @@ func (c *Cache) importEntry(it *importItem) (isNew bool, err error) {
 // importFault, set by tests, fails the import of a key.
 var importFault func(key Sum) error
 
-// writeNew writes data to a file that must not exist (no link followed).
-func writeNew(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// writeNew writes data to a file that must not exist (no link followed),
+// made with mode perm (less the umask). It is not fsynced (see put).
+func writeNew(name string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}

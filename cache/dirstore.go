@@ -327,13 +327,11 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 		}
 		stored.Blobs[i].Path = ""
 	}
-	// Nothing is fsynced, as ccache does not: a crash may lose the
-	// newest entries or leave one torn, and a torn entry is a miss,
-	// never a wrong hit (the index carries its own SHA-256, each blob is
-	// verified as it is read). An fsync per blob, per index and per
-	// directory cost a cold HIP compile about 8% of offcc's own CPU
-	// time and more of its wall time.
-	if err := writeIndex(filepath.Join(tmp, indexName), EncodeIndex(&stored)); err != nil {
+	// Nothing is fsynced, as ccache does not (a cold HIP compile made 61
+	// fsyncs): a crash may lose the newest entries or leave one torn,
+	// and a torn entry is a miss, never a wrong hit (the index carries
+	// its own SHA-256, each blob is verified as it is read).
+	if err := writeNew(filepath.Join(tmp, indexName), EncodeIndex(&stored), 0o666); err != nil {
 		return err
 	}
 	// Something may be there already: keep a sound entry (Put), or move
@@ -379,20 +377,6 @@ func CopyBlob(name string, b Blob) error {
 	}
 	_, err = io.Copy(dst, NewVerifier(src, b))
 	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// writeIndex writes data to a new file, readable by all (as the cache
-// directory's mode allows).
-func writeIndex(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err

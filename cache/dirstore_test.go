@@ -217,6 +217,9 @@ func TestDirStoreDamage(t *testing.T) {
 		{name: "blob bytes changed, same size", damage: func(t *testing.T, s *DirStore, key Sum) {
 			edit(t, blob(s, key), func(b []byte) []byte { b[len(b)/2] ^= 1; return b })
 		}},
+		{name: "blob zero-filled, same size (a crash before its data reached the disk)", damage: func(t *testing.T, s *DirStore, key Sum) {
+			edit(t, blob(s, key), func(b []byte) []byte { return make([]byte, len(b)) })
+		}},
 		{name: "blob truncated", damage: func(t *testing.T, s *DirStore, key Sum) {
 			edit(t, blob(s, key), func(b []byte) []byte { return b[:len(b)-1] })
 		}},
@@ -242,6 +245,9 @@ func TestDirStoreDamage(t *testing.T) {
 		}},
 		{name: "index header only", indexDamage: true, damage: func(t *testing.T, s *DirStore, key Sum) {
 			edit(t, index(s, key), func(b []byte) []byte { return b[:bytes.IndexByte(b, '\n')+1] })
+		}},
+		{name: "index zero-filled, same size (a crash before its data reached the disk)", indexDamage: true, damage: func(t *testing.T, s *DirStore, key Sum) {
+			edit(t, index(s, key), func(b []byte) []byte { return make([]byte, len(b)) })
 		}},
 		{name: "index emptied", indexDamage: true, damage: func(t *testing.T, s *DirStore, key Sum) {
 			edit(t, index(s, key), func(b []byte) []byte { return nil })
