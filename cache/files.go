@@ -53,7 +53,10 @@ type fileInfo struct {
 	mentionsTemp bool
 	// exec: the file is executable (its mode is restored with it).
 	exec bool
-	err  error
+	// settled: the file had been left alone for trustStatAge when it was
+	// hashed, so a later stat equal to stat vouches for sum.
+	settled bool
+	err     error
 }
 
 // fileDigests hashes files once per build: the headers five device
@@ -64,6 +67,9 @@ type fileDigests struct {
 	// temp is the temporary directory's path with a trailing slash,
 	// looked for in every file hashed.
 	temp []byte
+	// now is the clock a digest's settled mark is taken by (tests move
+	// it); nil is time.Now.
+	now func() time.Time
 }
 
 func newFileDigests(tempDir string) *fileDigests {
@@ -78,7 +84,12 @@ func (d *fileDigests) get(name string) *fileInfo {
 	if fi != nil {
 		return fi
 	}
+	clock := time.Now
+	if d.now != nil {
+		clock = d.now
+	}
 	fi = hashFile(name, d.temp)
+	fi.settled = fi.err == nil && fi.stat.trusted(clock())
 	d.mu.Lock()
 	if old := d.files[name]; old != nil {
 		fi = old
@@ -95,6 +106,19 @@ func (d *fileDigests) set(name string, fi *fileInfo) {
 	d.mu.Lock()
 	d.files[name] = fi
 	d.mu.Unlock()
+}
+
+// current returns the digest of name as it is now: what the build knows,
+// when a stat finds the file as it was when hashed and it had settled by
+// then (ccache's racy rule), else the file hashed again.
+func (d *fileDigests) current(name string) *fileInfo {
+	if fi := d.peek(name); fi != nil && fi.settled && fi.err == nil {
+		if st, err := statPath(name); err == nil && st == fi.stat {
+			return fi
+		}
+	}
+	d.forget(name)
+	return d.get(name)
 }
 
 // forget drops what is known of name (a file an action rewrote).

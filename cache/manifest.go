@@ -97,7 +97,7 @@ func (s *Session) candidateMismatch(c *candidate, ak *actionKey) string {
 				return fmt.Sprintf("header %s: %v", h.Path, err)
 			}
 			if h.Trust && st == h.Stat {
-				fi = &fileInfo{stat: st, sum: want}
+				fi = &fileInfo{stat: st, sum: want, settled: true}
 				s.files.set(h.Path, fi)
 			} else {
 				fi = s.files.get(h.Path)
@@ -210,8 +210,7 @@ func (s *Session) newCandidate(ak *actionKey, sources, discovered []string, star
 			continue
 		}
 		seen[p] = true
-		s.files.forget(p) // hash what is there now
-		fi := s.files.get(p)
+		fi := s.files.current(p) // what is there now
 		if fi.err != nil {
 			return nil, "a header it read cannot be read"
 		}
