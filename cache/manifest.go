@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -148,7 +149,7 @@ func resultKey(ak *actionKey, headers []header, absent []string, inodes bool) (S
 // the directories of the files that include headers by quoted name (the
 // source's and the non-system headers'). The directory a header was found
 // in is taken as each search directory its path starts with.
-func shadowPaths(source []string, headers []string, dirs []string) []string {
+func shadowPaths(source []string, headers []string, dirs []string, exists func(string) bool) []string {
 	var includers []string
 	seenDir := map[string]bool{}
 	isSystem := func(p string) bool {
@@ -198,6 +199,39 @@ func shadowPaths(source []string, headers []string, dirs []string) []string {
 	return out
 }
 
+// absentPaths memoises, for one build, the paths its header sets found
+// absent (shadowPaths probes the same few thousand for each of a HIP
+// compile's front ends). Only absence is kept: a path found absent that
+// appears later is still found by every lookup (candidateMismatch probes
+// it), so a stale "absent" costs a miss at most, while a stale "present"
+// would leave a path out of a set that a file created there later must
+// invalidate.
+type absentPaths struct {
+	mu     sync.Mutex
+	absent map[string]bool
+}
+
+// exists reports whether lstat finds p, or false when this build found
+// it absent before.
+func (a *absentPaths) exists(p string) bool {
+	a.mu.Lock()
+	gone := a.absent[p]
+	a.mu.Unlock()
+	if gone {
+		return false
+	}
+	if exists(p) {
+		return true
+	}
+	a.mu.Lock()
+	if a.absent == nil {
+		a.absent = map[string]bool{}
+	}
+	a.absent[p] = true
+	a.mu.Unlock()
+	return false
+}
+
 // newCandidate records the headers an action read after it ran, with the
 // files' stats as they are now. It fails (a reason to not store) when a
 // header cannot be read or changed during the action.
@@ -222,7 +256,7 @@ func (s *Session) newCandidate(ak *actionKey, sources, discovered []string, star
 		}
 		c.Headers = append(c.Headers, header{Path: p, Sum: fi.sum.String(), Stat: fi.stat, Trust: fi.stat.trusted(now)})
 	}
-	c.Absent = shadowPaths(sources, discovered, ak.searchDirs)
+	c.Absent = shadowPaths(sources, discovered, ak.searchDirs, s.absent.exists)
 	return c, ""
 }
 

@@ -30,7 +30,7 @@ func TestShadowPaths(t *testing.T) {
 	dirs := []string{p("a"), p("b"), p("c"), p("c2"), p("d"), "/usr/include"}
 	source := []string{p("src/m.c")}
 	headers := []string{p("c/" + name), p("c/sub/y.h"), p("c2/z.h"), "/usr/include/" + name, p("b/other.h")}
-	got := shadowPaths(source, headers, dirs)
+	got := shadowPaths(source, headers, dirs, exists)
 
 	for _, want := range []string{
 		p("b/" + name),   // an earlier -I directory
@@ -75,7 +75,7 @@ func TestShadowPaths(t *testing.T) {
 	// Once a shadowing path exists, it is no longer listed (and the
 	// candidate that listed it no longer fits).
 	mk("b/" + name)
-	if again := shadowPaths(source, headers, dirs); slices.Contains(again, p("b/"+name)) {
+	if again := shadowPaths(source, headers, dirs, exists); slices.Contains(again, p("b/"+name)) {
 		t.Errorf("existing %s listed", p("b/"+name))
 	}
 }
@@ -85,7 +85,7 @@ func TestShadowPathsDirectoryPrefix(t *testing.T) {
 	// parent directory.
 	root := t.TempDir()
 	dirs := []string{filepath.Join(root, "inc"), filepath.Join(root, "inc2")}
-	got := shadowPaths(nil, []string{filepath.Join(root, "inc2", "x.h")}, dirs)
+	got := shadowPaths(nil, []string{filepath.Join(root, "inc2", "x.h")}, dirs, exists)
 	want := []string{filepath.Join(root, "inc2", "x.h"), filepath.Join(root, "inc", "x.h")}
 	// inc2/x.h is listed only because it does not exist in this test.
 	if !slices.Equal(got, want) {
@@ -93,11 +93,11 @@ func TestShadowPathsDirectoryPrefix(t *testing.T) {
 	}
 	// A header in no search directory (included by a relative path)
 	// gives only its includers' paths: none here.
-	if got := shadowPaths(nil, []string{filepath.Join(root, "elsewhere", "x.h")}, dirs); len(got) != 0 {
+	if got := shadowPaths(nil, []string{filepath.Join(root, "elsewhere", "x.h")}, dirs, exists); len(got) != 0 {
 		t.Errorf("header outside the search directories: %q", got)
 	}
 	// No headers, nothing to shadow.
-	if got := shadowPaths([]string{filepath.Join(root, "m.c")}, nil, dirs); len(got) != 0 {
+	if got := shadowPaths([]string{filepath.Join(root, "m.c")}, nil, dirs, exists); len(got) != 0 {
 		t.Errorf("no headers: %q", got)
 	}
 }
@@ -110,5 +110,32 @@ func TestResultKeyNotManifestKey(t *testing.T) {
 	ak.sum = SumBytes([]byte(ak.text))
 	if rk, _ := resultKey(ak, nil, nil, false); rk == ak.sum {
 		t.Fatal("resultKey with no headers equals the manifest key")
+	}
+}
+
+// TestAbsentPathsKeepsOnlyAbsence: the build's memo of shadowing probes
+// keeps a path found absent (a file created there later is still listed
+// in the header set, and every lookup probes it), never one found
+// present: a path that then disappears must be listed as absent, or a
+// file created there later would not invalidate the set.
+func TestAbsentPathsKeepsOnlyAbsence(t *testing.T) {
+	dir := t.TempDir()
+	gone, there := filepath.Join(dir, "gone.h"), filepath.Join(dir, "there.h")
+	if err := os.WriteFile(there, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var a absentPaths
+	if a.exists(gone) || !a.exists(there) {
+		t.Fatalf("exists: %s %v, %s %v", gone, a.exists(gone), there, a.exists(there))
+	}
+	if err := os.Rename(there, gone); err != nil {
+		t.Fatal(err)
+	}
+	if a.exists(there) {
+		t.Errorf("%s was removed but still counts as present", there)
+	}
+	got := shadowPaths(nil, []string{filepath.Join(dir, "inc", "x.h")}, []string{dir, filepath.Join(dir, "inc")}, a.exists)
+	if want := filepath.Join(dir, "x.h"); !slices.Contains(got, want) {
+		t.Errorf("shadowPaths = %q, want %s in it", got, want)
 	}
 }

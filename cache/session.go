@@ -62,7 +62,8 @@ type Session struct {
 
 	files  *fileDigests
 	tools  *toolDigests
-	probes pathProbes // shadowing checks of lookups
+	probes pathProbes  // shadowing checks of lookups
+	absent absentPaths // shadowing paths of stored header sets
 
 	pending sync.WaitGroup // entries being written
 
