@@ -101,18 +101,7 @@ func learn(old, v int64) (est int64, changed bool) {
 // The entry is rewritten whole (atomically, as every entry is) when the
 // estimate rises, or falls by 1/32 of itself or more: smaller falls are
 // not worth the write.
-func (c *Cache) RecordPeak(key string, bytes int64) {
-	if !c.peaksOn() || c.Mode != ReadWrite || bytes <= 0 {
-		return
-	}
-	old, _ := c.readRecord(key)
-	est, changed := learn(old.Peak, bytes)
-	if !changed {
-		return
-	}
-	data, _ := json.Marshal(peakRecord{Key: key, Peak: est, Last: bytes, MS: old.MS})
-	c.Store.Replace(peakEntryKey(key), &Entry{Kind: KindPeak, Record: data}) // best effort
-}
+func (c *Cache) RecordPeak(key string, bytes int64) { c.RecordRun(key, bytes, 0) }
 
 // Time returns the wall time learned for the job key names (see
 // RecordTime), and false when none is.
@@ -132,18 +121,35 @@ func (c *Cache) Time(key string) (time.Duration, bool) {
 // shorter one lowers the estimate by a tenth at most (a deadline set too
 // short only races a job locally early; one set too long waits on a stuck
 // worker longer).
-func (c *Cache) RecordTime(key string, d time.Duration) {
+func (c *Cache) RecordTime(key string, d time.Duration) { c.RecordRun(key, 0, d) }
+
+// RecordRun records a run's peak (bytes, 0 for none) and wall time (d, 0
+// for none) as RecordPeak and RecordTime do, with one read of the entry
+// and at most one write: a cold build records both for every job it runs.
+func (c *Cache) RecordRun(key string, bytes int64, d time.Duration) {
 	ms := d.Milliseconds()
-	if !c.peaksOn() || c.Mode != ReadWrite || ms <= 0 {
+	if !c.peaksOn() || c.Mode != ReadWrite || bytes <= 0 && ms <= 0 {
 		return
 	}
 	old, _ := c.readRecord(key)
-	est, changed := learn(old.MS, ms)
+	rec, changed := old, false
+	if bytes > 0 {
+		var ch bool
+		rec.Peak, ch = learn(old.Peak, bytes)
+		if ch {
+			rec.Last, changed = bytes, true
+		}
+	}
+	if ms > 0 {
+		var ch bool
+		rec.MS, ch = learn(old.MS, ms)
+		changed = changed || ch
+	}
 	if !changed {
 		return
 	}
-	old.Key, old.MS = key, est
-	data, _ := json.Marshal(old)
+	rec.Key = key
+	data, _ := json.Marshal(rec)
 	c.Store.Replace(peakEntryKey(key), &Entry{Kind: KindPeak, Record: data}) // best effort
 }
 

@@ -164,3 +164,34 @@ func TestTimeLearned(t *testing.T) {
 		t.Errorf("Peak = %d MiB, %v after the times; want 300 MiB", p/mb, ok)
 	}
 }
+
+// TestRecordRun: a run's peak and time recorded at once are what
+// RecordPeak and RecordTime record one after the other, by the same
+// rules, in one entry.
+func TestRecordRun(t *testing.T) {
+	dir := t.TempDir()
+	c := Open(Config{Dir: dir})
+	key := PeakKey("clang", "device-compile", "amdgcn-amd-amdhsa gfx90a", "/src/k.c")
+	c.RecordRun(key, 300*mb, 2*time.Second)
+	later := Open(Config{Dir: dir})
+	if p, ok := later.Peak(key); !ok || p != 300*mb {
+		t.Errorf("Peak = %d MiB, %v; want 300 MiB", p/mb, ok)
+	}
+	if d, ok := later.Time(key); !ok || d != 2*time.Second {
+		t.Errorf("Time = %v, %v; want 2s", d, ok)
+	}
+	// A lower run lowers both by a tenth at most; a run without a
+	// measurement of one leaves it.
+	later.RecordRun(key, 100*mb, time.Second)
+	later.RecordRun(key, 0, 0)
+	if p, _ := later.Peak(key); p != 270*mb {
+		t.Errorf("Peak = %d MiB after a 100 MiB run under 300; want 270 MiB", p/mb)
+	}
+	if d, _ := later.Time(key); d != 1800*time.Millisecond {
+		t.Errorf("Time = %v after a 1 s run under 2 s; want 1.8s", d)
+	}
+	later.RecordRun(key, 0, 5*time.Second)
+	if p, _ := later.Peak(key); p != 270*mb {
+		t.Errorf("Peak = %d MiB after a run with no peak; want 270 MiB kept", p/mb)
+	}
+}

@@ -61,6 +61,9 @@ type Peaks interface {
 	Time(key string) (d time.Duration, ok bool)
 	// RecordTime records the wall time of a successful run for key.
 	RecordTime(key string, d time.Duration)
+	// RecordRun records a successful run's peak and wall time for key
+	// at once (one write where RecordPeak and RecordTime take two).
+	RecordRun(key string, bytes int64, d time.Duration)
 }
 
 // Config is what New needs to govern one build.
@@ -556,11 +559,13 @@ func (r *reservation) Done(u actions.Usage, err error) (retryAlone bool) {
 		return false
 	}
 	g.seen[r.sib] = max(g.seen[r.sib], measured)
-	if r.key != "" && g.cfg.Peaks != nil {
-		g.cfg.Peaks.RecordPeak(r.key, measured)
-	}
+	var took time.Duration
 	if !r.started.IsZero() {
-		g.learnTime(r.a, time.Since(r.started))
+		took = time.Since(r.started)
+		g.seenTime[r.sib] = max(g.seenTime[r.sib], took)
+	}
+	if r.key != "" && g.cfg.Peaks != nil {
+		g.cfg.Peaks.RecordRun(r.key, measured, took)
 	}
 	return false
 }

@@ -121,6 +121,15 @@ func (p *fakePeaks) RecordTime(key string, d time.Duration) {
 	p.m["time\t"+key] = int64(d)
 }
 
+func (p *fakePeaks) RecordRun(key string, bytes int64, d time.Duration) {
+	if bytes > 0 {
+		p.RecordPeak(key, bytes)
+	}
+	if d > 0 {
+		p.RecordTime(key, d)
+	}
+}
+
 func (p *fakePeaks) get(key string) (int64, bool) { return p.Peak(key) }
 
 const wd = "/src/proj"
