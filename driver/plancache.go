@@ -73,6 +73,10 @@ type planQuery struct {
 	moved string
 	// at are the places of the invocation.
 	at *planPlaces
+	// shape is the key with the source and the output templated too (see
+	// planShape), or "" when the command has no shape; sh is the shape.
+	shape string
+	sh    *planShape
 }
 
 // query keys one clang invocation run in cwd (absolute) with base
@@ -90,7 +94,11 @@ func (c *planCache) query(clang, argv0 string, args, env []string, cwd, base str
 	at.toolRoot = filepath.Dir(filepath.Dir(clang)) + "/"
 	q := &planQuery{exact: planKey(facts.Text(cwd, args, env)), at: at}
 	if q.at.active() {
-		q.moved = planKey(facts.Text(q.at.keyCwd(), q.at.keyArgs, q.at.keyEnv(env)))
+		keyEnv := q.at.keyEnv(env)
+		q.moved = planKey(facts.Text(q.at.keyCwd(), q.at.keyArgs, keyEnv))
+		if q.sh = newPlanShape(q.at, args); q.sh != nil {
+			q.shape = planKey(facts.Text(q.at.keyCwd(), q.sh.keyArgs, keyEnv))
+		}
 	}
 	return q, true
 }
@@ -103,14 +111,22 @@ func planKey(text string) string {
 
 // lookup returns the invocation's plan with tempDir and its places put
 // in, from the entry without places if there is one, else from the exact
-// entry.
+// entry, else from the entry of its shape (another file's plan).
 func (c *planCache) lookup(q *planQuery, tempDir string) (string, bool) {
 	if q.moved != "" {
 		if body, ok := c.get(q.moved); ok {
 			return q.at.fill(body, tempDir), true
 		}
 	}
-	return c.load(q.exact, tempDir)
+	if out, ok := c.load(q.exact, tempDir); ok {
+		return out, true
+	}
+	if q.shape != "" {
+		if body, ok := c.get(q.shape); ok {
+			return q.at.fill(q.sh.fill(body), tempDir), true
+		}
+	}
+	return "", false
 }
 
 // save stores a successful -### output of the invocation: without its
@@ -123,6 +139,11 @@ func (c *planCache) save(q *planQuery, tempDir, output string) {
 		}
 		if moved, ok := q.at.template(body); ok && q.at.fill(moved, tempDir) == output {
 			c.put(q.moved, moved)
+			if q.shape != "" {
+				if shaped, ok := q.sh.template(moved); ok && q.at.fill(q.sh.fill(shaped), tempDir) == output {
+					c.put(q.shape, shaped)
+				}
+			}
 			return
 		}
 	}
@@ -228,6 +249,9 @@ type planPlaces struct {
 	// toolRoot is the LLVM installation's directory, with a trailing
 	// slash: paths in it may name the parent.
 	toolRoot string
+	// parsed are the arguments as clang's driver reads them, or nil when
+	// they cannot be read.
+	parsed []*options.Arg
 }
 
 // withoutToolPaths returns s with the LLVM installation's paths removed.
@@ -245,6 +269,7 @@ func newPlanPlaces(args []string, cwd, base string) *planPlaces {
 	if err != nil {
 		return p
 	}
+	p.parsed = parsed
 	if cwd = filepath.Clean(cwd); filepath.IsAbs(cwd) && cwd != "/" && plainPath(cwd) {
 		p.cwd = cwd
 	}
