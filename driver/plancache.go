@@ -93,7 +93,7 @@ func (c *planCache) query(clang, argv0 string, args, env []string, cwd, base str
 	// beside the working directory.
 	at.toolRoot = filepath.Dir(filepath.Dir(clang)) + "/"
 	q := &planQuery{exact: planKey(facts.Text(cwd, args, env)), at: at}
-	if q.at.active() {
+	if q.at.active() && !overridesArgs(env) {
 		keyEnv := q.at.keyEnv(env)
 		q.moved = planKey(facts.Text(q.at.keyCwd(), q.at.keyArgs, keyEnv))
 		if q.sh = newPlanShape(q.at, args); q.sh != nil {
@@ -101,6 +101,19 @@ func (c *planCache) query(clang, argv0 string, args, env []string, cwd, base str
 		}
 	}
 	return q, true
+}
+
+// overridesArgs reports whether the environment has clang's driver edit
+// its arguments (CCC_OVERRIDE_OPTIONS): an edit such as "s/b.o/c.o/"
+// applies to some names and not to others, so such a plan is kept only
+// under its exact key.
+func overridesArgs(env []string) bool {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CCC_OVERRIDE_OPTIONS="); ok && v != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // planKey is the store key of a key text: its SHA-256.

@@ -120,8 +120,8 @@ func newPlanShape(p *planPlaces, args []string) *planShape {
 		return nil
 	}
 	raw := in.Value()
-	if strings.HasPrefix(raw, "-") || !plainName(raw) {
-		return nil
+	if strings.HasPrefix(raw, "-") || strings.HasPrefix(raw, "@") || !plainName(raw) {
+		return nil // an option, a response file, a name clang quotes
 	}
 	s := &planShape{at: p, src: p.templateLoc(raw)}
 	name := s.src

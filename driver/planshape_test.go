@@ -121,6 +121,9 @@ func TestPlanShapeRealClang(t *testing.T) {
 			cmds: programs(".c")},
 		{name: "names that differ", flags: func(string) []string { return []string{"-c"} },
 			cmds: []psCommand{{"x.c", "y.o"}, {"y.c", "x.o"}, {"a.c", "xy.o"}, {"xy.c", "out/a.o"}, {"gen/b.c", "b.o"}}},
+		{name: "CMake's names", flags: func(out string) []string {
+			return []string{"-O2", "-MD", "-MT", out, "-MF", out + ".d", "-c"}
+		}, cmds: []psCommand{{"a.c", "CMakeFiles/x.dir/a.c.o"}, {"b.c", "CMakeFiles/x.dir/b.c.o"}, {"sub/c.c", "CMakeFiles/x.dir/sub/c.c.o"}, {"b.c", "CMakeFiles/x.dir/b.o"}}},
 		{name: "assembly", flags: func(string) []string { return []string{"-g", "-c"} }, cmds: objects(".s", ".o")},
 		{name: "OpenMP host offload -c", flags: func(string) []string { return cat(omp, []string{"-O2", "-c"}) }, cmds: objects(".c", ".o"),
 			miss: []psCommand{{"b.cpp", "b.o"}}},
@@ -231,6 +234,7 @@ func TestPlanShapeKeyed(t *testing.T) {
 		{[]string{"-c", "a b.c", "-o", "a.o"}, false}, // quoted by nobody, but not plain
 		{[]string{"-c", "a$b.c", "-o", "a.o"}, false}, // escaped by clang
 		{[]string{"-c", "-", "-o", "a.o"}, false},     // standard input
+		{[]string{"-c", "@a.c", "-o", "a.o"}, false},  // a response file
 		{[]string{"-c", ".c", "-o", "a.o"}, false},    // no stem
 		{[]string{"-x", "c", "-c", "-", "-o", "a.o"}, false},
 		{[]string{"-fuse-cuid=random", "-x", "hip", "-c", "a.hip", "-o", "a.o"}, false},
@@ -280,6 +284,11 @@ func TestPlanShapeKeyed(t *testing.T) {
 	}
 	if a.shape == a.moved || a.shape == a.exact || a.moved == b.moved {
 		t.Error("the shape key is another key, or a.c and b.c share the places' key")
+	}
+	// clang's driver edits its arguments under CCC_OVERRIDE_OPTIONS ("s/b.c/x.c/"
+	// for one file and not another): the exact key only.
+	if q, _ := (&planCache{}).query(clang, "offcc", []string{"-c", "a.c", "-o", "a.o", "-###"}, []string{"CCC_OVERRIDE_OPTIONS=s/b.c/x.c/"}, dir, ""); q.moved != "" || q.shape != "" {
+		t.Error("CCC_OVERRIDE_OPTIONS: a key without places, or a shape")
 	}
 	for _, other := range [][]string{
 		{"-O2", "-c", "a.cpp", "-o", "a.o"},
