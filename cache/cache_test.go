@@ -191,7 +191,7 @@ func TestMaybeTrim(t *testing.T) {
 			c := Open(Config{Dir: t.TempDir(), MaxSize: 1 << 20})
 			// 2 MiB of entries in a cache of 1 MiB.
 			for i := 0; i < 8; i++ {
-				putEntry(t, c.Store, testKey(fmt.Sprint(i)), "{}", strings.Repeat("x", 256<<10))
+				putEntry(t, c.Store, testKey(fmt.Sprint(i)), "{}", incompressible(256<<10, int64(i)))
 				setUsed(t, c.Store, testKey(fmt.Sprint(i)), now.Add(-time.Duration(i)*time.Minute))
 			}
 			marker := filepath.Join(c.Dir, trimMarker)

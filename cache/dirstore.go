@@ -23,17 +23,24 @@ import (
 // DirStore is a Store in a directory, sharded like pocl's kernel cache:
 // the entry for key K is the directory DIR/K[:2]/K/, holding "index" (the
 // entry's kind, record and blob list, headed by the SHA-256 of the rest)
-// and one file per blob. An entry is written as a temporary directory
-// beside its final name (.tmp-*), every file fsynced, and renamed into
-// place, so readers see a whole entry or none; entries are never written in
-// place. Replacing one renames the old entry away (.trash-*) first. No lock
-// is held while a compile runs; concurrent writers of one key race
-// harmlessly (the first sound entry stays).
+// and one file per blob, zstd-compressed at Compression's level unless that
+// does not make it smaller (see compress.go: a blob file starting with the
+// zstd magic is compressed, any other holds the bytes as they are). An
+// entry is written as a temporary directory beside its final name
+// (.tmp-*) and renamed into place, so readers see a whole entry or none;
+// entries are never written in place. Replacing one renames the old entry
+// away (.trash-*) first. No lock is held while a compile runs; concurrent
+// writers of one key race harmlessly (the first sound entry stays).
 type DirStore struct {
 	Dir string
 	// RefreshAge: Get marks an entry used (its index's modification time)
 	// only when the mark is older than this, to save writes.
 	RefreshAge time.Duration
+	// Compression is how Put writes blobs (the zero value: zstd level
+	// 1). Reading takes every blob as it was written, whatever this says.
+	Compression Compression
+
+	codec Codec
 }
 
 // NewDirStore returns the store in dir (created on first Put).
@@ -241,12 +248,25 @@ func readSmall(name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// OpenBlob opens a blob for reading; the reader fails at the end if the
-// bytes do not have the blob's size and SHA-256.
+// OpenBlob opens a blob for reading, decompressing it if it was stored
+// compressed; the reader fails with ErrCorrupt at the end if the bytes do
+// not have the blob's size and SHA-256 (or as soon as there are more), or
+// if a compressed blob does not decode.
 func (s *DirStore) OpenBlob(b Blob) (io.ReadCloser, error) {
 	f, err := os.Open(b.Path)
 	if err != nil {
 		return nil, err
+	}
+	// (Shorter than the magic, it cannot have been compressed.)
+	if b.Size >= int64(len(zstdMagic)) {
+		var head [4]byte
+		if n, _ := f.ReadAt(head[:], 0); isZstd(head[:n]) {
+			r, err := s.codec.NewReader(f, b.Size)
+			if err != nil {
+				return nil, err
+			}
+			return NewVerifier(r, b), nil
+		}
 	}
 	return NewVerifier(f, b), nil
 }
@@ -322,7 +342,7 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 		if !validBlobName(b.Name) || b.Name == indexName {
 			return fmt.Errorf("cache: bad blob name %q", b.Name)
 		}
-		if err := CopyBlob(filepath.Join(tmp, b.Name), b); err != nil {
+		if err := s.writeBlob(filepath.Join(tmp, b.Name), b); err != nil {
 			return err
 		}
 		stored.Blobs[i].Path = ""
@@ -380,6 +400,66 @@ func CopyBlob(name string, b Blob) error {
 		err = cerr
 	}
 	return err
+}
+
+// writeBlob writes b's bytes (from b.Path) to the new file name as the
+// store keeps them: compressed at s.Compression (see Codec.Encode) or,
+// with compression off, copied by the kernel. The bytes must be b.Size
+// long; their SHA-256 is not computed again: the caller hashed them (a
+// job's outputs, a download or an import, each verified), and every
+// reader verifies them, so bytes changed in between are a miss, never a
+// wrong hit. The file is not fsynced (see put).
+func (s *DirStore) writeBlob(name string, b Blob) (err error) {
+	if s.storedHere(b.Path) {
+		// A blob of this store's (an entry got from it, put again): as
+		// it is stored, compressed or not. Entries' files are never
+		// written in place, so a link is safe.
+		return os.Link(b.Path, name)
+	}
+	src, err := os.Open(b.Path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if s.Compression.Off {
+		var head [4]byte
+		if n, _ := src.ReadAt(head[:], 0); !isZstd(head[:n]) {
+			n, err := dst.ReadFrom(io.LimitReader(src, b.Size+1)) // copy_file_range
+			if err == nil && n != b.Size {
+				err = fmt.Errorf("cache: blob %s: %s is not %d bytes long", b.Name, b.Path, b.Size)
+			}
+			return err
+		}
+	}
+	_, _, err = s.codec.Encode(src, b.Size, s.Compression, func(p []byte) error {
+		_, err := dst.Write(p)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cache: blob %s (%s): %w", b.Name, b.Path, err)
+	}
+	return nil
+}
+
+// storedHere reports whether path names a blob file of one of s's entries
+// (DIR/xx/<key>/NAME).
+func (s *DirStore) storedHere(path string) bool {
+	entry := filepath.Dir(path)
+	shard := filepath.Dir(entry)
+	k := filepath.Base(entry)
+	if _, err := ParseSum(k); err != nil || filepath.Base(shard) != k[:2] {
+		return false
+	}
+	return filepath.Dir(shard) == filepath.Clean(s.Dir)
 }
 
 // Remove removes key's entry: renamed away first, so that readers see it
@@ -449,8 +529,13 @@ func (s *DirStore) walk(fn func(key Sum, dir string, e *Entry, info os.FileInfo)
 			}
 			if e != nil {
 				e.Used = info.ModTime()
+				e.indexBytes = info.Size()
 				for i := range e.Blobs {
-					e.Blobs[i].Path = filepath.Join(p, e.Blobs[i].Name)
+					b := &e.Blobs[i]
+					b.Path = filepath.Join(p, b.Name)
+					if bi, err := os.Lstat(b.Path); err == nil {
+						b.Stored = bi.Size()
+					}
 				}
 			}
 			if err := fn(key, p, e, info); err != nil {

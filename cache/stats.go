@@ -269,13 +269,37 @@ func (c *Cache) Trim(now time.Time) (TrimResult, error) {
 	return c.Store.Trim(c.MaxSize/10*9, now)
 }
 
-// Usage returns the number of entries and their bytes, by kind.
+// Usage returns the number of entries and the bytes they take on disk,
+// by kind.
 func (c *Cache) Usage() (map[Kind][2]int64, error) {
-	u := map[Kind][2]int64{}
+	u, err := c.UsageByKind()
+	out := map[Kind][2]int64{}
+	for k, v := range u {
+		out[k] = [2]int64{v.Entries, v.Bytes}
+	}
+	return out, err
+}
+
+// KindUsage is what the entries of one kind take.
+type KindUsage struct {
+	Entries int64 `json:"entries"`
+	// Bytes is what they take on disk: indexes, and blobs as stored
+	// (compressed or not; Entry.DiskSize).
+	Bytes int64 `json:"bytes"`
+	// Uncompressed is what they would take uncompressed
+	// (Entry.UncompressedSize).
+	Uncompressed int64 `json:"uncompressed_bytes"`
+}
+
+// UsageByKind returns the entries of each kind and their sizes, on disk
+// and uncompressed.
+func (c *Cache) UsageByKind() (map[Kind]KindUsage, error) {
+	u := map[Kind]KindUsage{}
 	err := c.Store.Walk(func(_ Sum, e *Entry) error {
 		v := u[e.Kind]
-		v[0]++
-		v[1] += e.DiskSize()
+		v.Entries++
+		v.Bytes += e.DiskSize()
+		v.Uncompressed += e.UncompressedSize()
 		u[e.Kind] = v
 		return nil
 	})

@@ -74,6 +74,9 @@ type Blob struct {
 	// Path is where the bytes are: a file to copy from when putting, the
 	// stored file when got from a local store.
 	Path string
+	// Stored is the bytes the blob's file takes in a DirStore
+	// (compressed, or not), as DirStore.Walk found it; 0 otherwise.
+	Stored int64
 }
 
 // Entry is what a store keeps under one key: a small record and blobs.
@@ -89,6 +92,10 @@ type Entry struct {
 	// Signature, when set, is a writer's signature of the entry under
 	// its key (SignEntry, VerifyEntry); stores keep it in the index.
 	Signature *trust.Signature
+
+	// indexBytes is the size of the entry's index file, when
+	// DirStore.Walk read it (its blobs' Stored are then set); 0 otherwise.
+	indexBytes int64
 }
 
 // Size returns the bytes an entry occupies: its record and blobs.
@@ -100,10 +107,28 @@ func (e *Entry) Size() int64 {
 	return n
 }
 
-// DiskSize returns the bytes an entry takes in a DirStore: its blobs and
-// its index (which holds the record).
+// DiskSize returns the bytes an entry takes in a DirStore: its index
+// (which holds the record) and its blobs as stored, compressed or not,
+// for an entry DirStore.Walk found; otherwise (not stored yet, or got
+// elsewhere) its UncompressedSize.
 func (e *Entry) DiskSize() int64 {
-	n := int64(len(EncodeIndex(e)))
+	if e.indexBytes == 0 {
+		return e.UncompressedSize()
+	}
+	n := e.indexBytes
+	for _, b := range e.Blobs {
+		n += b.Stored
+	}
+	return n
+}
+
+// UncompressedSize returns the bytes an entry takes in a DirStore that
+// does not compress: its index and its blobs' bytes.
+func (e *Entry) UncompressedSize() int64 {
+	n := e.indexBytes
+	if n == 0 {
+		n = int64(len(EncodeIndex(e)))
+	}
 	for _, b := range e.Blobs {
 		n += b.Size
 	}
