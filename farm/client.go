@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,16 +98,25 @@ type Client struct {
 	// named memoises whether host IR files hold inode-named OpenMP
 	// kernels, by path (see inodeNamed).
 	named sync.Map // path -> memoNamed
+	// kits memoises the identities of CUDA toolkits, by directory (see
+	// cudaKit).
+	kits sync.Map // dir -> *cudaKit
+	// pathKit finds the directory of the CUDA toolkit on PATH, once.
+	pathKit func() string
 
 	// rejected counts the results not believed (see Rejected).
 	rejected atomic.Int64
 	// rejectWarned: the first rejection has been warned of.
 	rejectWarned atomic.Bool
 
-	mu       sync.Mutex
-	slots    int // live workers' slots
-	others   int // other clients' jobs waiting in the queue, at the last refresh
-	sent     int // this client's jobs in the queue now
+	mu     sync.Mutex
+	slots  int // live workers' slots
+	others int // other clients' jobs waiting in the queue, at the last refresh
+	sent   int // this client's jobs in the queue now
+	// kitsLive are the CUDA toolkits of live workers (their identities),
+	// and kitsUsed those of this client's CUDA tool jobs.
+	kitsLive map[string]bool
+	kitsUsed map[string]bool
 	failed   bool
 	warned   bool
 	started  sync.Once
@@ -145,7 +155,8 @@ func NewClient(store *redisstore.Store, opt ClientOptions) (*Client, error) {
 	cwd, _ := os.Getwd()
 	return &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
 		toolDir: toolDir(opt.Clang), stop: make(chan struct{}),
-		includes: includescan.New()}, nil
+		includes: includescan.New(), pathKit: sync.OnceValue(cudaDirOnPath),
+		kitsLive: map[string]bool{}, kitsUsed: map[string]bool{}}, nil
 }
 
 // EnvInsecure is the environment variable that lets a client use a farm
@@ -216,25 +227,40 @@ func (c *Client) refresh() {
 	}
 	n := 0
 	now := time.Now()
+	c.mu.Lock()
+	used := maps.Clone(c.kitsUsed)
+	c.mu.Unlock()
+	live := map[string]bool{}
 	for _, v := range all {
 		var w WorkerInfo
-		if json.Unmarshal([]byte(v), &w) == nil && w.Toolchain == c.toolchain && w.alive(now) {
+		if json.Unmarshal([]byte(v), &w) != nil || !w.alive(now) {
+			continue
+		}
+		if w.CUDA != "" {
+			live[w.CUDA] = true
+		}
+		if w.Toolchain == c.toolchain || used[w.CUDA] {
 			n += w.Slots
 		}
 	}
-	q := queueKey(c.store.Prefix(), c.toolchain)
-	entries, err := c.rdb.XLen(ctx, q).Result()
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	var running int64
-	if p, err := c.rdb.XPending(ctx, q, Group).Result(); err == nil {
-		running = p.Count
+	var waiting int64
+	for _, tc := range append([]string{c.toolchain}, slices.Sorted(maps.Keys(used))...) {
+		q := queueKey(c.store.Prefix(), tc)
+		entries, err := c.rdb.XLen(ctx, q).Result()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		var running int64
+		if p, err := c.rdb.XPending(ctx, q, Group).Result(); err == nil {
+			running = p.Count
+		}
+		waiting += max(0, entries-running)
 	}
 	c.mu.Lock()
 	c.slots = n
-	c.others = max(0, int(entries-running)-c.sent)
+	c.others = max(0, int(waiting)-c.sent)
+	c.kitsLive = live
 	c.mu.Unlock()
 }
 
@@ -266,7 +292,8 @@ func (c *Client) Slots() int {
 // a HIP, CUDA or SYCL source (device or host side), an OpenMP front end
 // (host or device) with stable kernel names, a clang -cc1 backend, or an
 // lld device link, of the client's toolchain, whose reads can all be
-// named.
+// named; or a ptxas, fatbinary or nvlink job of a CUDA toolkit that a live
+// worker has (see acceptsCUDA).
 //
 // clang names OpenMP kernels after the file of their target region: by its
 // device and inode where the name it knows the file by exists from the
@@ -286,6 +313,16 @@ func (c *Client) Accepts(a *actions.Action) bool {
 	}
 	if a.Dir != "" && stableWorkDir(a) == "" {
 		return false // its relative paths depend on a directory no job has
+	}
+	if c.nvptx(a) {
+		// Its build runs ptxas: find the identity of the toolkit on
+		// PATH meanwhile, which takes tens of milliseconds.
+		if d := c.pathKit(); d != "" {
+			c.cudaKit(d)
+		}
+	}
+	if isCUDATool(filepath.Base(a.Command[0])) {
+		return c.acceptsCUDA(a)
 	}
 	switch a.Kind {
 	case actions.Backend, actions.DeviceLink:
@@ -375,7 +412,8 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	c.expire(jobEntry(j.ID))
 	bg := context.Background()
 	actx, cancel := context.WithTimeout(bg, 2*time.Second)
-	entry, err := c.rdb.XAdd(actx, &redis.XAddArgs{Stream: queueKey(c.store.Prefix(), c.toolchain), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Result()
+	q := queueKey(c.store.Prefix(), j.Toolchain)
+	entry, err := c.rdb.XAdd(actx, &redis.XAddArgs{Stream: q, Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Result()
 	cancel()
 	if err != nil {
 		c.fail(err)
@@ -398,7 +436,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	slow, late := c.deadlines(a)
 	for {
 		if ctx.Err() != nil {
-			c.takeBack(j.ID, entry)
+			c.takeBack(q, j.ID, entry)
 			if owner != "" && time.Since(t0) >= slow {
 				// Raced and beaten by a local run (or the build
 				// stopped meanwhile): this worker is slower than
@@ -416,7 +454,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		}
 		if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
 			c.fail(err)
-			c.takeBack(j.ID, entry)
+			c.takeBack(q, j.ID, entry)
 			return local("%v", err)
 		}
 		gctx, cancel := context.WithTimeout(bg, time.Second)
@@ -454,7 +492,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 			continue
 		case err != nil && !errors.Is(err, redis.Nil):
 			c.fail(err)
-			c.takeBack(j.ID, entry)
+			c.takeBack(q, j.ID, entry)
 			return local("%v", err)
 		}
 		// Nobody holds the job.
@@ -463,8 +501,8 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		}
 		// Taken from the stream but never claimed: workers claim what
 		// they take at once, so whoever holds it is no worker.
-		taker := c.taker(entry)
-		if c.takeBack(j.ID, entry) {
+		taker := c.taker(q, entry)
+		if c.takeBack(q, j.ID, entry) {
 			if owner != "" {
 				return local("worker %s stopped answering", owner)
 			}
@@ -494,7 +532,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		c.reject(fmt.Sprintf("the result from %.40q does not decode", owner))
 		return local("the result of worker %s does not decode", owner)
 	}
-	if res.Job != j.ID || res.Toolchain != c.toolchain || res.JobSum != sum {
+	if res.Job != j.ID || res.Toolchain != j.Toolchain || res.JobSum != sum {
 		c.reject(fmt.Sprintf("worker %.40q answered another job than the one sent", res.Worker))
 		return local("the result of worker %s is for another job", res.Worker)
 	}
@@ -576,12 +614,12 @@ func (c *Client) giveUp(why string) {
 // lease of ARGV[3] milliseconds: 1 if it did.
 var seizeScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3]) return 1 else return 0 end`)
 
-// taker returns the consumer the job's stream entry was delivered to,
-// "" when it was delivered to none (or the server cannot say).
-func (c *Client) taker(entry string) string {
+// taker returns the consumer the job's entry in stream q was delivered
+// to, "" when it was delivered to none (or the server cannot say).
+func (c *Client) taker(q, entry string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	p, err := c.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: queueKey(c.store.Prefix(), c.toolchain),
+	p, err := c.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q,
 		Group: Group, Start: entry, End: entry, Count: 1}).Result()
 	if err != nil || len(p) == 0 {
 		return ""
@@ -616,8 +654,8 @@ func (c *Client) deadlines(a *actions.Action) (slow, deadline time.Duration) {
 }
 
 // takeBack claims a job for its client; it reports whether the client now
-// owns it (no worker does). A job nobody took leaves the stream.
-func (c *Client) takeBack(id, entry string) bool {
+// owns it (no worker does). A job nobody took leaves its stream, q.
+func (c *Client) takeBack(q, id, entry string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	ok, err := c.rdb.SetNX(ctx, claimKey(c.store.Prefix(), id), clientOwner, 10*time.Minute).Result()
@@ -625,7 +663,7 @@ func (c *Client) takeBack(id, entry string) bool {
 		return true // the server is gone: so are the workers' results
 	}
 	if ok {
-		c.rdb.XDel(ctx, queueKey(c.store.Prefix(), c.toolchain), entry)
+		c.rdb.XDel(ctx, q, entry)
 		return true
 	}
 	cur, err := c.rdb.Get(ctx, claimKey(c.store.Prefix(), id)).Result()
@@ -724,6 +762,14 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	j := &Job{Version: JobVersion, ID: hex.EncodeToString(rnd[:]), Toolchain: c.toolchain, Tool: tool,
 		ToolID: c.toolIDs[tool], Args: a.Command[1:], Dir: c.cwd, Kind: a.Kind.String(), Client: c.host,
 		Expires: time.Now().Add(jobLife).UnixMilli()}
+	if isCUDATool(tool) {
+		tool = filepath.Base(a.Command[0])
+		k := c.cudaKit(filepath.Dir(a.Command[0]))
+		if !k.ready() {
+			return nil, nil, errors.New("the CUDA toolkit's identity is not known yet")
+		}
+		j.Tool, j.Toolchain, j.ToolID = tool, k.toolchain, k.ids[tool]
+	}
 	if c.opt.Peaks != nil {
 		j.Peak = c.opt.Peaks.Expect(a)
 	}
@@ -763,7 +809,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		seen[abs] = true
 		reads = append(reads, abs)
 		f := File{Path: abs}
-		if tool == "lld" && arg != abs {
+		if (tool == "lld" || isCUDATool(tool)) && arg != abs {
 			f.Arg = arg
 		}
 		j.Files = append(j.Files, f)

@@ -19,8 +19,11 @@
 //
 // A job names its tool by identity (ELF build IDs, as cache keys do) and
 // ships every file the tool reads; a worker runs only its own clang and
-// lld, with clang confined by a VFS overlay to the shipped files under
-// their original paths, so its output is byte-identical to a local run.
+// lld, and NVIDIA's ptxas, fatbinary and nvlink where it has the client's
+// CUDA toolkit (whose identity names a stream of its own, farm:q:cuda-...:
+// see cuda.go), with clang confined by a VFS overlay to the shipped files
+// under their original paths and the other tools given copies of them,
+// so its output is byte-identical to a local run.
 // The client runs a job itself when no worker takes it in time, when the
 // worker holding it stops renewing its lease (it died), when a worker
 // refuses it, or when Redis fails.
@@ -69,18 +72,26 @@ const clientOwner = "client"
 // dead.
 const deadAfter = 3 * time.Second
 
-// Tools are the executables a worker runs, by the name jobs give them.
-var Tools = []string{"clang", "lld"}
+// Tools are the executables a worker runs, by the name jobs give them:
+// those of the LLVM installation (llvmToolNames), then NVIDIA's CUDA tools
+// (cudaTools), which a worker runs where it has a CUDA toolkit (see
+// ToolPath).
+var Tools = []string{"clang", "lld", "ptxas", "fatbinary", "nvlink"}
 
-// toolchainOf returns the identity of each of Tools in the directory of
-// clang (the digest of its cache.ToolIdentity text, by tool name) and of
-// the toolchain they make: a digest of those, 16 hex digits. Workers and
-// clients with the same toolchain identity produce the same bytes from the
-// same command lines.
+// llvmToolNames are the tools of Tools that an LLVM installation provides,
+// whose identities make its toolchain's.
+var llvmToolNames = []string{"clang", "lld"}
+
+// toolchainOf returns the identity of each of llvmToolNames in the directory
+// of clang (the digest of its cache.ToolIdentity text, by tool name) and
+// of the toolchain they make: a digest of those, 16 hex digits. Workers
+// and clients with the same toolchain identity produce the same bytes
+// from the same command lines. (A CUDA toolkit has an identity of its
+// own: see cudaToolchainOf.)
 func toolchainOf(clang string) (ids map[string]string, toolchain string) {
 	ids = map[string]string{}
 	all := sha256.New()
-	for _, t := range Tools {
+	for _, t := range llvmToolNames {
 		text := cache.ToolIdentity(filepath.Join(toolDir(clang), t))
 		all.Write([]byte(text))
 		sum := sha256.Sum256([]byte(text))
@@ -96,12 +107,17 @@ type WorkerInfo struct {
 	PID       int    `json:"pid"`
 	Toolchain string `json:"toolchain"`
 	LLVM      string `json:"llvm"` // the clang it runs
-	Slots     int    `json:"slots"`
-	Running   int    `json:"running"`
-	Done      int64  `json:"done"`
-	Refused   int64  `json:"refused"`
-	Failed    int64  `json:"failed"`
-	Draining  bool   `json:"draining,omitempty"`
+	// CUDA is the identity of the CUDA toolkit whose ptxas, fatbinary
+	// and nvlink the worker runs (see cudaToolchainOf), "" for none;
+	// CUDAPath its directory.
+	CUDA     string `json:"cuda,omitempty"`
+	CUDAPath string `json:"cuda_path,omitempty"`
+	Slots    int    `json:"slots"`
+	Running  int    `json:"running"`
+	Done     int64  `json:"done"`
+	Refused  int64  `json:"refused"`
+	Failed   int64  `json:"failed"`
+	Draining bool   `json:"draining,omitempty"`
 	// Memory is what the worker's jobs may use together, in bytes (0:
 	// unknown, jobs are taken by slots alone), and MemorySource where
 	// that comes from ("--memory", "MemAvailable"); Reserved is the

@@ -13,10 +13,14 @@ import (
 // Job is one action sent to a worker: the record of its job entry, whose
 // blobs are the files it reads.
 type Job struct {
-	Version   int    `json:"v"`
-	ID        string `json:"id"`
+	Version int    `json:"v"`
+	ID      string `json:"id"`
+	// Toolchain is the identity of the toolchain the job's tool belongs
+	// to, which names its stream: the LLVM installation's for clang and
+	// lld, the CUDA toolkit's for ptxas, fatbinary and nvlink.
 	Toolchain string `json:"toolchain"`
-	// Tool is "clang" (argv[1] "-cc1") or "lld"; ToolID its identity.
+	// Tool is "clang" (argv[1] "-cc1"), "lld", or a CUDA tool ("ptxas",
+	// "fatbinary", "nvlink"); ToolID its identity.
 	Tool   string   `json:"tool"`
 	ToolID string   `json:"tool_id"`
 	Args   []string `json:"args"` // argv[1:] as the client runs it
@@ -51,8 +55,9 @@ const JobVersion = 2
 type File struct {
 	// Path is the file's absolute, clean path on the client.
 	Path string `json:"path"`
-	// Arg, when set, is how Args names it (lld jobs: the argument the
-	// worker replaces with its copy).
+	// Arg, when set, is how Args names it (lld and CUDA tool jobs: the
+	// argument, or fatbinary's image file=, the worker replaces with its
+	// copy).
 	Arg string `json:"arg,omitempty"`
 	// Blob names the entry's blob with the bytes.
 	Blob string `json:"blob"`
@@ -386,6 +391,9 @@ type plan struct {
 	args []*options.Arg
 	// outputAt are the indexes in args of the job's output options.
 	outputAt map[int]bool
+	// edits, for a CUDA tool (which has no option table), are the words
+	// of argv the worker rewrites, by index (see checkCUDA).
+	edits map[int]cudaEdit
 }
 
 // command returns the arguments the worker runs: argv with each output
@@ -393,6 +401,20 @@ type plan struct {
 // in[value] (the worker's copies).
 func (p *plan) command(out, in map[string]string) []string {
 	cmd := make([]string, 0, len(p.argv)+4)
+	if p.edits != nil {
+		for i, w := range p.argv {
+			e, ok := p.edits[i]
+			switch {
+			case !ok:
+				cmd = append(cmd, w)
+			case e.output:
+				cmd = append(cmd, out[e.value])
+			default:
+				cmd = append(cmd, e.prefix+in[e.value]+e.suffix)
+			}
+		}
+		return cmd
+	}
 	if p.tool == "clang" {
 		cmd = append(cmd, "-cc1")
 	}
@@ -431,6 +453,10 @@ func (p *plan) command(out, in map[string]string) []string {
 //     '/', -plugin-opt values read as lld reads them (LLVM options as
 //     for -mllvm), inputs the job ships, by the name the job gives them,
 //     that do not climb out of the directory.
+//   - ptxas, fatbinary and nvlink, which have no option table: word by
+//     word, the options of cudaAllowed only (see checkCUDA), inputs the
+//     job ships (fatbinary's in --image3= and --image= specs, parsed),
+//     and one output option naming an output of the job.
 //
 // Outputs are separate -o PATH (and cc1's -dependency-file PATH) naming
 // outputs of the job; the worker rewrites them from the parse. As the
@@ -449,7 +475,9 @@ func check(j *Job) (*plan, string) {
 	case "lld":
 		table = options.LLD()
 	default:
-		return nil, fmt.Sprintf("tool %q is not one a worker runs (%s)", j.Tool, strings.Join(Tools, ", "))
+		if !isCUDATool(j.Tool) {
+			return nil, fmt.Sprintf("tool %q is not one a worker runs (%s)", j.Tool, strings.Join(Tools, ", "))
+		}
 	}
 	if !filepath.IsAbs(j.Dir) || filepath.Clean(j.Dir) != j.Dir {
 		return nil, fmt.Sprintf("working directory %q is not an absolute clean path", j.Dir)
@@ -487,6 +515,9 @@ func check(j *Job) (*plan, string) {
 		if why := lldDriverMode(argv); why != "" {
 			return nil, why
 		}
+	}
+	if table == nil {
+		return checkCUDA(j, c)
 	}
 	args, err := table.Parse(argv)
 	if err != nil {

@@ -22,14 +22,18 @@ import (
 )
 
 // startWorkerWith runs an in-process worker with opt (the test's keys, a
-// directory and a short lease added) until the test ends.
+// directory unless opt has one, and a short lease added) until the test
+// ends.
 func startWorkerWith(t *testing.T, srv *redistest.Server, opt WorkerOptions) *Worker {
 	t.Helper()
 	store, err := redisstore.Open(srv.URL, redisstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.Dir, opt.Lease, opt.Keys = t.TempDir(), time.Second, testKeys().worker
+	if opt.Dir == "" {
+		opt.Dir = t.TempDir()
+	}
+	opt.Lease, opt.Keys = time.Second, testKeys().worker
 	if opt.Sandbox == nil {
 		opt.Sandbox = unconfined{}
 	}
@@ -127,6 +131,14 @@ func sendJob(t *testing.T, c *Client, store *redisstore.Store, a *actions.Action
 		return Result{}
 	}
 	j.Peak = peak
+	return putJob(t, store, j, blobs)
+}
+
+// putJob sends the job j with blobs to its toolchain's stream, signed by
+// the test client, whatever it holds, and waits for its result.
+func putJob(t *testing.T, store *redisstore.Store, j *Job, blobs []cache.Blob) Result {
+	t.Helper()
+	ctx := context.Background()
 	rec, _ := json.Marshal(j)
 	je := &cache.Entry{Kind: kindJob, Record: rec, Blobs: blobs}
 	cache.SignEntry(testKeys().client.SigningKey, jobEntry(j.ID), je)
@@ -135,7 +147,7 @@ func sendJob(t *testing.T, c *Client, store *redisstore.Store, a *actions.Action
 		return Result{}
 	}
 	rdb := store.Client()
-	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: queueKey(store.Prefix(), c.Toolchain()), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err(); err != nil {
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: queueKey(store.Prefix(), j.Toolchain), Values: map[string]any{"job": j.ID, "kind": j.Kind}}).Err(); err != nil {
 		t.Error(err)
 		return Result{}
 	}

@@ -24,8 +24,10 @@ type SandboxOptions struct {
 	// tool.
 	Self string
 	// Tools are the absolute paths of the executables jobs run (clang and
-	// lld of the worker's toolchain): Command runs these paths and no
-	// other.
+	// lld of the worker's toolchain, and the CUDA toolkit's ptxas,
+	// fatbinary and nvlink where it has one): Command runs these paths
+	// and no other. An empty entry (a tool the worker lacks: see
+	// ToolPath) is left out.
 	Tools []string
 	// Roots are directories jobs may read, read-only: the LLVM
 	// installation (/usr/lib/llvm-22).

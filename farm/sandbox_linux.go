@@ -155,6 +155,9 @@ func NewSandbox(opt SandboxOptions) (*Sandbox, error) {
 		// lld runs a thread per CPU, and dies if it cannot.
 		l.Procs = max(sandboxDefaultProcs, runtime.NumCPU()+32)
 	}
+	// An empty tool is one the worker lacks (ToolPath gives "" for a
+	// CUDA tool where there is no CUDA toolkit): left out.
+	opt.Tools = slices.DeleteFunc(slices.Clone(opt.Tools), func(t string) bool { return t == "" })
 	s := &Sandbox{opt: opt, root: os.Geteuid() == 0, tools: map[string]bool{}}
 	for _, t := range opt.Tools {
 		if !filepath.IsAbs(t) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,12 @@ type WorkerOptions struct {
 	// Clang is the clang the worker runs; lld is taken from its
 	// directory.
 	Clang string
+	// CUDA is the directory of the CUDA toolkit's ptxas, fatbinary and
+	// nvlink the worker runs (default: that of the ptxas on PATH, if
+	// any; see ToolPath); NoCUDA runs none. The Sandbox must allow
+	// them as it allows clang and lld.
+	CUDA   string
+	NoCUDA bool
 	// Slots is how many jobs run at once (default 1).
 	Slots int
 	// Memory is what the worker's jobs may use together, in bytes, and
@@ -110,13 +117,17 @@ type Worker struct {
 	rdb       *redis.Client
 	opt       WorkerOptions
 	toolchain string
-	tools     map[string]string // tool name -> path
-	toolIDs   map[string]string // tool name -> identity digest
-	host      string
-	started   time.Time
-	blobs     *blobCache // fetched inputs, by digest
-	mem       *memoryGate
-	seen      seenJobs // the jobs run, against replays
+	// cuda is the identity of the CUDA toolkit the worker runs (see
+	// cudaToolchainOf), "" for none; cudaDir its directory.
+	cuda    string
+	cudaDir string
+	tools   map[string]string // tool name -> path
+	toolIDs map[string]string // tool name -> identity digest
+	host    string
+	started time.Time
+	blobs   *blobCache // fetched inputs, by digest
+	mem     *memoryGate
+	seen    seenJobs // the jobs run, against replays
 	// tmpfs: each job's working directory is a tmpfs (else why not).
 	tmpfs   bool
 	noTmpfs error
@@ -182,7 +193,7 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	}
 	w := &Worker{store: store, rdb: store.Client(), opt: opt, host: host, started: time.Now(),
 		tools: map[string]string{}, mem: newMemoryGate(opt.Memory)}
-	for _, t := range Tools {
+	for _, t := range llvmToolNames {
 		p := ToolPath(opt.Clang, t)
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("the toolchain at %s has no %s", filepath.Dir(p), filepath.Base(p))
@@ -190,7 +201,62 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 		w.tools[t] = p
 	}
 	w.toolIDs, w.toolchain = toolchainOf(opt.Clang)
+	if err := w.findCUDA(); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// findCUDA sets up the worker's CUDA toolkit: opt.CUDA's, else that of
+// the ptxas on PATH, unless opt.NoCUDA. A toolkit given must have all of
+// cudaTools; one found on PATH without them all is none.
+func (w *Worker) findCUDA() error {
+	if w.opt.NoCUDA {
+		return nil
+	}
+	dir := w.opt.CUDA
+	if dir == "" {
+		dir = cudaDirOnPath()
+	}
+	if dir == "" {
+		return nil
+	}
+	paths := map[string]string{}
+	for _, t := range cudaTools {
+		p := cudaToolPath(dir, t)
+		if p == "" {
+			if w.opt.CUDA != "" {
+				return fmt.Errorf("the CUDA toolkit at %s has no %s", dir, t)
+			}
+			return nil
+		}
+		paths[t] = p
+	}
+	ids, tc := cudaToolchainOf(dir)
+	for t, p := range paths {
+		w.tools[t], w.toolIDs[t] = p, ids[t]
+	}
+	w.cuda, w.cudaDir = tc, dir
+	return nil
+}
+
+// toolchainOfTool returns the identity of the toolchain the worker runs
+// tool from: its LLVM's, or its CUDA toolkit's ("" for none).
+func (w *Worker) toolchainOfTool(tool string) string {
+	if isCUDATool(tool) {
+		return w.cuda
+	}
+	return w.toolchain
+}
+
+// queues returns the worker's job streams: its LLVM toolchain's, then its
+// CUDA toolkit's if it has one.
+func (w *Worker) queues() []string {
+	q := []string{queueKey(w.prefix(), w.toolchain)}
+	if w.cuda != "" {
+		q = append(q, queueKey(w.prefix(), w.cuda))
+	}
+	return q
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -208,8 +274,14 @@ var toolExec = map[string]string{"lld": "ld.lld"}
 // ToolPath returns the executable a worker with clang at clang runs for
 // tool (one of Tools): ld.lld for lld, in the directory of clang after
 // symbolic links. The tool's identity (toolchainOf) is that of the file it
-// leads to.
+// leads to. For a CUDA tool (ptxas, fatbinary, nvlink) it is the one in
+// the directory of the ptxas on PATH, as a worker without
+// WorkerOptions.CUDA finds it, or "" where there is none: a sandbox leaves
+// such a tool out (SandboxOptions.Tools).
 func ToolPath(clang, tool string) string {
+	if isCUDATool(tool) {
+		return cudaToolPath(cudaDirOnPath(), tool)
+	}
 	name := tool
 	if e, ok := toolExec[tool]; ok {
 		name = e
@@ -237,12 +309,14 @@ func (w *Worker) prefix() string { return w.store.Prefix() }
 // cannot be reached at the start.
 func (w *Worker) Serve(ctx context.Context) error {
 	bg := context.Background()
-	q := queueKey(w.prefix(), w.toolchain)
-	cctx, cancel := context.WithTimeout(bg, 5*time.Second)
-	err := w.rdb.XGroupCreateMkStream(cctx, q, Group, "0").Err()
-	cancel()
-	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("cannot reach %s: %v", w.store.Name(), err)
+	qs := w.queues()
+	for _, q := range qs {
+		cctx, cancel := context.WithTimeout(bg, 5*time.Second)
+		err := w.rdb.XGroupCreateMkStream(cctx, q, Group, "0").Err()
+		cancel()
+		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+			return fmt.Errorf("cannot reach %s: %v", w.store.Name(), err)
+		}
 	}
 	if n, err := removeStale(w.opt.Dir); err != nil {
 		w.logf("worker %s: cannot remove what a worker that died left in %s: %v", w.opt.Name, w.opt.Dir, err)
@@ -282,6 +356,9 @@ func (w *Worker) Serve(ctx context.Context) error {
 	w.blobs.verify = !w.hasLayer("bubblewrap")
 	w.announce(bg)
 	w.logf("worker %s: serving toolchain %s (%s) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.opt.Slots, w.store.Name())
+	if w.cuda != "" {
+		w.logf("worker %s: serving CUDA toolkit %s (ptxas, fatbinary, nvlink in %s)", w.opt.Name, w.cuda, w.cudaDir)
+	}
 	if w.opt.Memory > 0 {
 		w.logf("worker %s: jobs may use %d MiB together (%s)", w.opt.Name, w.opt.Memory>>20, w.opt.MemorySource)
 	}
@@ -320,13 +397,13 @@ func (w *Worker) Serve(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.slot(ctx, q, i)
+			w.slot(ctx, qs, i)
 		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.reclaim(ctx, q, w.opt.Slots) // a slot of its own
+		w.reclaim(ctx, qs, w.opt.Slots) // a slot of its own
 	}()
 	<-ctx.Done()
 	w.draining.Store(true)
@@ -335,9 +412,11 @@ func (w *Worker) Serve(ctx context.Context) error {
 	wg.Wait()
 	close(stopAnnounce)
 	annWG.Wait()
-	cctx, cancel = context.WithTimeout(bg, 2*time.Second)
+	cctx, cancel := context.WithTimeout(bg, 2*time.Second)
 	w.rdb.HDel(cctx, workersKey(w.prefix()), w.opt.Name)
-	w.rdb.XGroupDelConsumer(cctx, q, Group, w.opt.Name)
+	for _, q := range qs {
+		w.rdb.XGroupDelConsumer(cctx, q, Group, w.opt.Name)
+	}
 	cancel()
 	w.logf("worker %s: stopped after %d jobs", w.opt.Name, w.done.Load())
 	return nil
@@ -369,7 +448,7 @@ func (w *Worker) insecure() []string {
 // announce writes the worker's registration.
 func (w *Worker) announce(ctx context.Context) {
 	info := WorkerInfo{Name: w.opt.Name, Host: w.host, PID: os.Getpid(), Toolchain: w.toolchain,
-		LLVM: w.opt.Clang, Slots: w.opt.Slots, Running: int(w.running.Load()),
+		LLVM: w.opt.Clang, CUDA: w.cuda, CUDAPath: w.cudaDir, Slots: w.opt.Slots, Running: int(w.running.Load()),
 		Done: w.done.Load(), Refused: w.refused.Load(), Failed: w.failed.Load(),
 		Draining: w.draining.Load(), Started: w.started.UnixMilli(), Seen: time.Now().UnixMilli(),
 		Sandbox: w.opt.Sandbox.Layers(), Insecure: w.insecure(),
@@ -383,28 +462,42 @@ func (w *Worker) announce(ctx context.Context) {
 	w.rdb.HSet(cctx, workersKey(w.prefix()), w.opt.Name, data)
 }
 
-// slot takes one job at a time from the stream until ctx is done, as
-// worker slot n.
-func (w *Worker) slot(ctx context.Context, q string, n int) {
+// slot takes one job at a time from the streams qs until ctx is done, as
+// worker slot n. A read of several streams may deliver an entry of each:
+// the slot runs the first and puts the others back at the end of their
+// streams, for another slot or worker.
+func (w *Worker) slot(ctx context.Context, qs []string, n int) {
+	streams := slices.Clone(qs)
+	for range qs {
+		streams = append(streams, ">")
+	}
 	for ctx.Err() == nil {
 		res, err := w.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: Group, Consumer: w.opt.Name, Streams: []string{q, ">"},
+			Group: Group, Consumer: w.opt.Name, Streams: streams,
 			Count: 1, Block: time.Second,
 		}).Result()
 		if err != nil {
 			if !errors.Is(err, redis.Nil) && ctx.Err() == nil {
 				if strings.Contains(err.Error(), "NOGROUP") {
 					cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-					w.rdb.XGroupCreateMkStream(cctx, q, Group, "0")
+					for _, q := range qs {
+						w.rdb.XGroupCreateMkStream(cctx, q, Group, "0")
+					}
 					cancel()
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
 			continue
 		}
+		taken := false
 		for _, s := range res {
 			for _, m := range s.Messages {
-				if freed := w.handle(q, m, n); freed != nil {
+				if taken {
+					w.putBack(s.Stream, m)
+					continue
+				}
+				taken = true
+				if freed := w.handle(s.Stream, m, n); freed != nil {
 					// Not taken for want of memory: read no more
 					// until a running job ends.
 					select {
@@ -417,10 +510,26 @@ func (w *Worker) slot(ctx context.Context, q string, n int) {
 	}
 }
 
+// putBack puts the stream entry m of q, delivered to this worker, back at
+// the end of q, unless its client took its job back meanwhile.
+func (w *Worker) putBack(q string, m redis.XMessage) {
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	id, _ := m.Values["job"].(string)
+	if validJobID(id) && w.rdb.Exists(cctx, claimKey(w.prefix(), id)).Val() == 0 {
+		if err := w.rdb.XAdd(cctx, &redis.XAddArgs{Stream: q, Values: m.Values}).Err(); err != nil {
+			// Lost: its client takes it back after the pickup time.
+			w.logf("worker %s: job %s: cannot put it back: %v", w.opt.Name, id, err)
+		}
+	}
+	w.rdb.XAck(cctx, q, Group, m.ID)
+	w.rdb.XDel(cctx, q, m.ID)
+}
+
 // reclaim takes over stream entries left pending by workers that died
 // (XAUTOCLAIM after two leases idle) and handles them like new ones: the
 // claim key decides whether anyone still wants them.
-func (w *Worker) reclaim(ctx context.Context, q string, n int) {
+func (w *Worker) reclaim(ctx context.Context, qs []string, n int) {
 	t := time.NewTicker(w.opt.Lease)
 	defer t.Stop()
 	for {
@@ -429,21 +538,23 @@ func (w *Worker) reclaim(ctx context.Context, q string, n int) {
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		msgs, _, err := w.rdb.XAutoClaim(cctx, &redis.XAutoClaimArgs{
-			Stream: q, Group: Group, Consumer: w.opt.Name,
-			MinIdle: 2 * w.opt.Lease, Start: "0-0", Count: 8,
-		}).Result()
-		cancel()
-		if err != nil {
-			continue
-		}
-		for _, m := range msgs {
-			if ctx.Err() != nil {
-				return
+		for _, q := range qs {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			msgs, _, err := w.rdb.XAutoClaim(cctx, &redis.XAutoClaimArgs{
+				Stream: q, Group: Group, Consumer: w.opt.Name,
+				MinIdle: 2 * w.opt.Lease, Start: "0-0", Count: 8,
+			}).Result()
+			cancel()
+			if err != nil {
+				continue
 			}
-			w.logf("worker %s: reclaimed stream entry %s", w.opt.Name, m.ID)
-			w.handle(q, m, n)
+			for _, m := range msgs {
+				if ctx.Err() != nil {
+					return
+				}
+				w.logf("worker %s: reclaimed stream entry %s", w.opt.Name, m.ID)
+				w.handle(q, m, n)
+			}
 		}
 	}
 }
@@ -530,7 +641,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 		}
 	}()
 	claimed := time.Now()
-	res, outs, keep := w.run(jobCtx, id, e, sum, getErr, n)
+	res, outs, keep := w.run(jobCtx, w.queueToolchain(q), id, e, sum, getErr, n)
 	res.WorkMS = time.Since(claimed).Milliseconds()
 	stop()
 	<-renewDone
@@ -619,21 +730,26 @@ func (w *Worker) expectedPeak(e *cache.Entry) int64 {
 	return w.opt.Memory / int64(w.opt.Slots)
 }
 
-// run fetches the files of job id, whose entry (or the error getting it)
-// is e and whose digest (jobSum, computed once for its claim) is sum, into
-// a private directory, runs its tool in the sandbox as slot n
-// and returns the result and the output blobs (files to remove
-// afterwards). keep is false for a job whose result must not be stored:
-// one this worker ran before its expiry (a replay), whose result is its
-// first run's.
-func (w *Worker) run(ctx context.Context, id string, e *cache.Entry, sum string, err error, n int) (res Result, outs []cache.Blob, keep bool) {
-	res = Result{Worker: w.opt.Name, Job: id, Toolchain: w.toolchain}
+// queueToolchain returns the toolchain whose stream q is.
+func (w *Worker) queueToolchain(q string) string {
+	return strings.TrimPrefix(q, w.prefix()+"farm:q:")
+}
+
+// run fetches the files of job id, taken from the stream of toolchain,
+// whose entry (or the error getting it) is e and whose digest (jobSum,
+// computed once for its claim) is sum, into a private directory, runs its
+// tool in the sandbox as slot n and returns the result and the output
+// blobs (files to remove afterwards). keep is false for a job whose result
+// must not be stored: one this worker ran before its expiry (a replay),
+// whose result is its first run's.
+func (w *Worker) run(ctx context.Context, toolchain, id string, e *cache.Entry, sum string, err error, n int) (res Result, outs []cache.Blob, keep bool) {
+	res = Result{Worker: w.opt.Name, Job: id, Toolchain: toolchain}
 	refuse := func(format string, args ...any) (Result, []cache.Blob, bool) {
 		res.Refused = fmt.Sprintf(format, args...)
 		return res, nil, true
 	}
 	res.JobSum = sum
-	j, p, why := w.accept(id, e, err, &res)
+	j, p, why := w.accept(toolchain, id, e, err, &res)
 	if why != "" {
 		return refuse("%s", why)
 	}
@@ -768,12 +884,15 @@ func blobBytes(blobs []cache.Blob) int64 {
 	return n
 }
 
-// accept checks the job entry e of job id (or the error getting it)
-// before anything is fetched: a record a trusted client signed (its name
-// goes in res), of this worker's toolchain and tools, a command line check
-// allows, unexpired, and inputs within the worker's bounds. It returns
-// the job and its plan, or why the worker refuses it.
-func (w *Worker) accept(id string, e *cache.Entry, err error, res *Result) (*Job, *plan, string) {
+// accept checks the job entry e of job id (or the error getting it),
+// taken from the stream of toolchain, before anything is fetched: a
+// record a trusted client signed (its name goes in res), of that
+// toolchain, which must be the worker's for the job's tool (its LLVM's
+// for clang and lld, its CUDA toolkit's for ptxas, fatbinary and nvlink),
+// of the worker's tools, a command line check allows, unexpired, and
+// inputs within the worker's bounds. It returns the job and its plan, or
+// why the worker refuses it.
+func (w *Worker) accept(toolchain, id string, e *cache.Entry, err error, res *Result) (*Job, *plan, string) {
 	if err != nil || e.Kind != kindJob {
 		return nil, nil, fmt.Sprintf("job %s: no job record (%v)", id, err)
 	}
@@ -799,10 +918,12 @@ func (w *Worker) accept(id string, e *cache.Entry, err error, res *Result) (*Job
 	switch {
 	case j.ID != id:
 		return nil, nil, fmt.Sprintf("the record of job %s is job %.40q's", id, j.ID)
-	case j.Toolchain != w.toolchain:
-		return nil, nil, fmt.Sprintf("toolchain %s, this worker serves %s", j.Toolchain, w.toolchain)
+	case w.tools[j.Tool] == "" && isCUDATool(j.Tool):
+		return nil, nil, fmt.Sprintf("tool %q: this worker has no CUDA toolkit", j.Tool)
 	case w.tools[j.Tool] == "":
 		return nil, nil, fmt.Sprintf("tool %q is not one a worker runs", j.Tool)
+	case j.Toolchain != toolchain || j.Toolchain != w.toolchainOfTool(j.Tool):
+		return nil, nil, fmt.Sprintf("toolchain %s for %s, from the stream of %s; this worker runs %s with %s", j.Toolchain, j.Tool, toolchain, j.Tool, w.toolchainOfTool(j.Tool))
 	case j.ToolID != w.toolIDs[j.Tool]:
 		return nil, nil, fmt.Sprintf("the job's %s differs from this worker's", j.Tool)
 	}
