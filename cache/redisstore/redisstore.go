@@ -8,9 +8,13 @@
 //	                         record, blob list with sizes and SHA-256s,
 //	                         the writer's signature; checksummed)
 //	<prefix>b:<sha256 hex>   hash: one blob, shared by every entry that
-//	                         holds those bytes. Field "m" is
-//	                         "<size> <chunk size>"; fields "0", "1", ...
-//	                         hold the bytes in chunks of the chunk size
+//	                         holds those bytes (the SHA-256 is of the bytes
+//	                         uncompressed). Stored as they are, field "m"
+//	                         is "<size> <chunk size>"; compressed, field
+//	                         "z" is "<size> <compressed size> <chunk
+//	                         size>" instead. Fields "0", "1", ... hold the
+//	                         bytes (or the zstd frames) in chunks of the
+//	                         chunk size
 //	<prefix>u:<sha256 hex>:<random>
 //	                         hash: a blob being uploaded (expires after an
 //	                         hour without progress)
@@ -20,8 +24,15 @@
 // WATCHed transaction once every chunk is there, so a blob's key exists
 // only when the blob is complete: EXISTS on it is the "already uploaded"
 // test, and an evicted blob disappears whole. Entries are written after
-// their blobs. Readers verify every blob's size and SHA-256
-// (cache.NewVerifier), so bytes changed in Redis are detected. The store
+// their blobs. Blobs are zstd-compressed at Options.Compression's level
+// (cache.Codec) unless that does not make them smaller; each blob's
+// metadata field says which, so writers with different levels share a
+// server (an offcc from before compression finds no "m" in a compressed
+// blob: a miss, which it leaves alone). Readers decompress within bounds
+// (no window beyond what the blob's size needs, no more compressed bytes
+// than its size allows) and verify every blob's size and SHA-256
+// (cache.NewVerifier), so bytes changed in Redis, a frame that does not
+// decode or decodes to other bytes, are detected: a miss. The store
 // itself trusts whoever can write to the server: cache.Layered checks each
 // entry's signature (cache.VerifyEntry), so that an entry changed, moved
 // to another key or written without a trusted key is a miss.
@@ -53,6 +64,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -83,6 +95,9 @@ type Options struct {
 	// store reads or writes (default 16 MiB): a larger one in the server
 	// reads as a miss, without being loaded whole.
 	MaxIndex int
+	// Compression is how blobs are uploaded (the zero value: zstd level
+	// 1, as the local cache). Blobs are read however they were written.
+	Compression cache.Compression
 }
 
 // Store is a cache.Store in a Redis server; see the package comment. It is
@@ -92,12 +107,17 @@ type Store struct {
 	opt      Options
 	name     string // the URL without its password, for messages
 	up, down atomic.Int64
+	// wireUp and wireDown count the blob bytes as sent and received
+	// (compressed or not).
+	wireUp, wireDown atomic.Int64
+	codec            cache.Codec
 }
 
 var _ cache.Store = (*Store)(nil)
 
 const (
-	metaField  = "m"
+	metaField  = "m" // a blob stored as it is
+	zstdField  = "z" // a blob stored compressed
 	stagingTTL = time.Hour
 )
 
@@ -199,8 +219,13 @@ func (s *Store) Prefix() string { return s.opt.KeyPrefix }
 // Name returns the server's URL without its password.
 func (s *Store) Name() string { return s.name }
 
-// Transferred returns the blob bytes uploaded and downloaded so far.
+// Transferred returns the blob bytes uploaded and downloaded so far,
+// uncompressed (what the blobs hold).
 func (s *Store) Transferred() (up, down int64) { return s.up.Load(), s.down.Load() }
+
+// WireTransferred returns the blob bytes uploaded and downloaded so far as
+// they travelled, compressed or not.
+func (s *Store) WireTransferred() (up, down int64) { return s.wireUp.Load(), s.wireDown.Load() }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opt.OpTimeout)
@@ -294,7 +319,7 @@ func (s *Store) Replace(key cache.Sum, e *cache.Entry) error {
 }
 
 // ReplaceCounted is Replace that also returns the blob bytes it uploaded
-// (those the server lacked).
+// (those the server lacked), uncompressed.
 func (s *Store) ReplaceCounted(key cache.Sum, e *cache.Entry) (int64, error) {
 	return s.put(key, e, true)
 }
@@ -368,7 +393,9 @@ func (s *Store) present(blobs []cache.Blob) ([]bool, error) {
 	return out, nil
 }
 
-// upload stores b's bytes unless its blob key exists.
+// upload stores b's bytes unless its blob key exists: compressed (see
+// Options.Compression), in chunks, under a temporary key renamed into
+// place once whole. It returns the blob bytes uploaded, uncompressed.
 func (s *Store) upload(b cache.Blob) (sent int64, err error) {
 	if b.Size > s.opt.MaxBlob {
 		return 0, fmt.Errorf("blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
@@ -397,29 +424,48 @@ func (s *Store) upload(b cache.Blob) (sent int64, err error) {
 		}
 	}()
 	cs := s.opt.ChunkSize
-	meta := strconv.FormatInt(b.Size, 10) + " " + strconv.Itoa(cs)
-	if err := s.hsetExpire(tmp, metaField, []byte(meta)); err != nil {
-		return 0, err
-	}
-	v := cache.NewVerifier(f, b)
-	buf := make([]byte, cs)
+	chunk := make([]byte, 0, cs)
 	chunks := 0
-	for {
-		m, err := io.ReadFull(v, buf)
-		if m > 0 {
-			if err := s.hsetExpire(tmp, strconv.Itoa(chunks), buf[:m]); err != nil {
-				return sent, err
+	flush := func() error {
+		if err := s.hsetExpire(tmp, strconv.Itoa(chunks), chunk); err != nil {
+			return err
+		}
+		s.wireUp.Add(int64(len(chunk)))
+		chunks++
+		chunk = chunk[:0]
+		return nil
+	}
+	// The bytes are verified as they are read: a file changed since it
+	// was hashed is not uploaded under the old digest.
+	compressed, stored, err := s.codec.Encode(cache.NewVerifier(f, b), b.Size, s.opt.Compression, func(p []byte) error {
+		for len(p) > 0 {
+			m := min(len(p), cs-len(chunk))
+			chunk = append(chunk, p[:m]...)
+			p = p[m:]
+			if len(chunk) == cs {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
-			s.up.Add(int64(m))
-			sent += int64(m)
-			chunks++
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
+		return nil
+	})
+	if err == nil && len(chunk) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		var oe *opError
+		if errors.As(err, &oe) {
+			return 0, err
 		}
-		if err != nil {
-			return sent, fmt.Errorf("blob %s (%s): %w", b.Name, b.Path, err)
-		}
+		return 0, fmt.Errorf("blob %s (%s): %w", b.Name, b.Path, err)
+	}
+	field, meta := metaField, strconv.FormatInt(b.Size, 10)+" "+strconv.Itoa(cs)
+	if compressed {
+		field, meta = zstdField, strconv.FormatInt(b.Size, 10)+" "+strconv.FormatInt(stored, 10)+" "+strconv.Itoa(cs)
+	}
+	if err := s.hsetExpire(tmp, field, []byte(meta)); err != nil {
+		return 0, err
 	}
 	// Publish: rename only a hash holding every chunk (it could have
 	// expired or been evicted, and been recreated by a later HSET).
@@ -441,10 +487,11 @@ func (s *Store) upload(b cache.Blob) (sent int64, err error) {
 		return err
 	}, tmp)
 	if err != nil {
-		return sent, s.err("publish blob "+b.Sum.String(), err)
+		return 0, s.err("publish blob "+b.Sum.String(), err)
 	}
 	ok = true
-	return sent, nil
+	s.up.Add(b.Size)
+	return b.Size, nil
 }
 
 // hsetExpire sets a field of an upload's hash and renews its expiry, in
@@ -460,33 +507,101 @@ func (s *Store) hsetExpire(key, field string, value []byte) error {
 	return s.err("HSET upload", err)
 }
 
-// OpenBlob returns a reader of b's bytes, fetched one chunk at a time. The
-// reader fails with cache.ErrCorrupt at the end if the bytes are not b's,
-// and with an error if a chunk is missing. A blob not in the store is an
-// error wrapping cache.ErrNotFound.
+// OpenBlob returns a reader of b's bytes, fetched one chunk at a time and
+// decompressed if the blob was stored compressed. The reader fails with
+// cache.ErrCorrupt at the end if the bytes are not b's (or as soon as
+// there are more, or when a compressed blob does not decode), and with an
+// error if a chunk is missing. A blob not in the store is an error
+// wrapping cache.ErrNotFound.
 func (s *Store) OpenBlob(b cache.Blob) (io.ReadCloser, error) {
 	if b.Size > s.opt.MaxBlob {
 		return nil, fmt.Errorf("blob %s: %d bytes, over the limit of %d", b.Name, b.Size, s.opt.MaxBlob)
 	}
 	key := s.blobKey(b.Sum)
 	ctx, cancel := s.ctx()
-	meta, err := s.c.HGet(ctx, key, metaField).Result()
+	vals, err := s.c.HMGet(ctx, key, metaField, zstdField).Result()
 	cancel()
-	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("blob %s: %w", b.Sum, cache.ErrNotFound)
-	}
 	if err != nil {
 		return nil, s.err("HGET blob", err)
 	}
-	sizeText, csText, _ := strings.Cut(meta, " ")
-	size, err1 := strconv.ParseInt(sizeText, 10, 64)
-	cs, err2 := strconv.ParseInt(csText, 10, 64)
-	if err1 != nil || err2 != nil || size != b.Size || cs <= 0 {
-		s.removeBlob(key)
-		return nil, fmt.Errorf("blob %s: bad metadata %.40q: %w", b.Sum, meta, cache.ErrCorrupt)
+	raw, rawOK := vals[0].(string)
+	comp, compOK := vals[1].(string)
+	if !rawOK && !compOK {
+		return nil, fmt.Errorf("blob %s: %w", b.Sum, cache.ErrNotFound)
 	}
-	r := &chunkReader{s: s, key: key, cs: int(cs), n: int((size + cs - 1) / cs)}
-	return &healingReader{cache.NewVerifier(r, b), s, key}, nil
+	m, err := parseMeta(raw, rawOK, comp, compOK)
+	if err == nil && m.size != b.Size {
+		err = fmt.Errorf("size %d, not %d", m.size, b.Size)
+	}
+	if err == nil && m.compressed && m.stored > cache.MaxStoredSize(b.Size) {
+		err = fmt.Errorf("%d bytes compressed, more than a blob of %d bytes takes", m.stored, b.Size)
+	}
+	if err != nil {
+		s.removeBlob(key)
+		return nil, fmt.Errorf("blob %s: bad metadata: %v: %w", b.Sum, err, cache.ErrCorrupt)
+	}
+	if !m.compressed {
+		r := &chunkReader{s: s, key: key, cs: int(m.chunk), n: int((m.size + m.chunk - 1) / m.chunk)}
+		return &healingReader{cache.NewVerifier(r, b), s, key}, nil
+	}
+	r := &chunkReader{s: s, key: key, cs: int(m.chunk), n: int((m.stored + m.chunk - 1) / m.chunk), stored: m.stored}
+	dr, err := s.codec.NewReader(r, b.Size)
+	if err != nil {
+		s.removeBlob(key)
+		return nil, err
+	}
+	v := cache.NewVerifier(dr, b)
+	return &healingReader{v, s, key}, nil
+}
+
+// blobMeta is a blob's metadata field: its size, and how it is stored.
+type blobMeta struct {
+	compressed bool
+	size       int64 // bytes uncompressed
+	stored     int64 // bytes compressed, when compressed
+	chunk      int64 // chunk size
+}
+
+// parseMeta reads a blob's metadata: the "m" field (raw, when rawOK) or
+// the "z" field (comp, when compOK), never both.
+func parseMeta(raw string, rawOK bool, comp string, compOK bool) (blobMeta, error) {
+	var m blobMeta
+	var fields []string
+	switch {
+	case rawOK && compOK:
+		return m, errors.New("stored both as it is and compressed")
+	case rawOK:
+		fields = strings.Split(raw, " ")
+		if len(fields) != 2 {
+			return m, fmt.Errorf("%.40q is not two numbers", raw)
+		}
+		fields = []string{fields[0], fields[0], fields[1]}
+	default:
+		m.compressed = true
+		fields = strings.Split(comp, " ")
+		if len(fields) != 3 {
+			return m, fmt.Errorf("%.40q is not three numbers", comp)
+		}
+	}
+	var nums [3]int64
+	for i, f := range fields {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < 0 {
+			return m, fmt.Errorf("%.40q is not a number", f)
+		}
+		nums[i] = n
+	}
+	m.size, m.stored, m.chunk = nums[0], nums[1], nums[2]
+	if m.chunk <= 0 || m.chunk > math.MaxInt32 {
+		return m, fmt.Errorf("chunk size %d", m.chunk)
+	}
+	if m.compressed && m.stored == 0 {
+		return m, errors.New("no compressed bytes")
+	}
+	if !m.compressed {
+		m.stored = 0
+	}
+	return m, nil
 }
 
 // removeBlob deletes a blob whose bytes failed verification (tampered or
@@ -508,6 +623,7 @@ type healingReader struct {
 
 func (r *healingReader) Read(p []byte) (int, error) {
 	n, err := r.Verifier.Read(p)
+	r.s.down.Add(int64(n))
 	if errors.Is(err, cache.ErrCorrupt) && r.key != "" {
 		r.s.removeBlob(r.key)
 		r.key = ""
@@ -522,6 +638,9 @@ type chunkReader struct {
 	cs    int
 	n, i  int // chunks, next chunk
 	chunk []byte
+	// stored, for a compressed blob, is its compressed size: the chunks
+	// but the last have cs bytes, and the last the rest.
+	stored int64
 }
 
 func (r *chunkReader) Read(p []byte) (int, error) {
@@ -538,10 +657,17 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		if err != nil {
 			return 0, r.s.err("HGET chunk", err)
 		}
-		if len(data) > r.cs || len(data) == 0 {
+		want := len(data)
+		if r.stored > 0 {
+			want = r.cs
+			if r.i == r.n-1 {
+				want = int(r.stored - int64(r.cs)*int64(r.n-1))
+			}
+		}
+		if len(data) > r.cs || len(data) == 0 || len(data) != want {
 			return 0, fmt.Errorf("%s: chunk %d has %d bytes: %w", r.key, r.i, len(data), cache.ErrCorrupt)
 		}
-		r.s.down.Add(int64(len(data)))
+		r.s.wireDown.Add(int64(len(data)))
 		r.chunk = data
 		r.i++
 	}
