@@ -3,6 +3,7 @@ package farm
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -287,11 +288,21 @@ func cudaSandbox(t *testing.T, kit llvmtest.CUDAToolkit) JobSandbox {
 	return sb
 }
 
+// ompSource is an OpenMP TU with a target region, for sm_80.
+const ompSource = `#include <math.h>
+void saxpy(float *x, float *y, float a, int n) {
+#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n])
+  for (int i = 0; i < n; i++)
+    y[i] = a * sinf(x[i]) + y[i];
+}
+`
+
 // TestCUDAFarm: a CUDA compile for sm_52 and sm_80
-// (testdata/cuda/toolkit/kernels.cu, with the toolkit's headers) whose
-// ptxas and fatbinary jobs, as clang 22 gives them, all run on the one
-// worker with this CUDA toolkit, in the sandbox where it works: the fat
-// binary and the object are a local build's, byte for byte. A worker with
+// (testdata/cuda/toolkit/kernels.cu, with the toolkit's headers) and an
+// OpenMP one for sm_80 whose ptxas and fatbinary jobs, as clang 22 gives
+// them, all run on the one worker with this CUDA toolkit, in the sandbox
+// where it works: their outputs and the objects are a local build's, byte
+// for byte. A worker with
 // another toolkit, and one without, get none of them. It fails rather
 // than skips without redis-server or the toolkit under
 // OFFCC_REQUIRE_REDIS=1 and OFFCC_REQUIRE_CUDA=1.
@@ -307,66 +318,79 @@ func TestCUDAFarm(t *testing.T) {
 	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
 	waitSlots(t, c, 3)
 
-	dir := t.TempDir()
-	src, err := os.ReadFile("../testdata/cuda/toolkit/kernels.cu")
+	ctx := context.Background()
+	cudaSrc, err := os.ReadFile("../testdata/cuda/toolkit/kernels.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "kernels.cu"), src, 0o644)
-	args := []string{"-x", "cuda", "--cuda-gpu-arch=sm_52", "--cuda-gpu-arch=sm_80", "-O2", "-c", "kernels.cu"}
-	ref := exec.Command(clang, append(args, "-o", "ref.o")...)
-	ref.Dir = dir
-	if out, err := ref.CombinedOutput(); err != nil {
-		t.Fatalf("local build: %v\n%s", err, out)
-	}
-
-	// The build through the farm: clang's jobs, ptxas and fatbinary
-	// sent, the rest run here. Each job's outputs are also made locally
-	// beside it, to compare.
-	ctx := context.Background()
-	remote := map[string]int{}
-	for _, argv := range clangJobs(t, clang, dir, append(args, "-o", "k.o")...) {
-		tool := filepath.Base(argv[0])
-		if !isCUDATool(tool) {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", tool, err, out)
+	var dir string // the last build's
+	for _, b := range []struct {
+		name, file, src string
+		args            []string
+		want            map[string]int // jobs on the worker, by tool
+	}{
+		{"cuda", "kernels.cu", string(cudaSrc),
+			[]string{"-x", "cuda", "--cuda-gpu-arch=sm_52", "--cuda-gpu-arch=sm_80", "-O2"},
+			map[string]int{"ptxas": 2, "fatbinary": 1}},
+		{"openmp", "omp.c", ompSource,
+			[]string{"-fopenmp", "--offload-arch=sm_80", "-nogpulib", "-O2"},
+			map[string]int{"ptxas": 1}},
+	} {
+		dir = t.TempDir()
+		os.WriteFile(filepath.Join(dir, b.file), []byte(b.src), 0o644)
+		args := append(b.args, "-c", b.file)
+		ref := exec.Command(clang, append(args, "-o", "ref.o")...)
+		ref.Dir = dir
+		if out, err := ref.CombinedOutput(); err != nil {
+			t.Fatalf("%s: local build: %v\n%s", b.name, err, out)
+		}
+		// The build through the farm: clang's jobs, the CUDA tools'
+		// sent, the rest run here. Each output of a remote job is also
+		// made locally, to compare.
+		remote := map[string]int{}
+		for _, argv := range clangJobs(t, clang, dir, append(args, "-o", "k.o")...) {
+			tool := filepath.Base(argv[0])
+			if !isCUDATool(tool) {
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %s: %v\n%s", b.name, tool, err, out)
+				}
+				continue
 			}
-			continue
-		}
-		a := cudaAction(t, argv)
-		for deadline := time.Now().Add(5 * time.Second); !c.Accepts(a); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the client does not send %s jobs", tool)
+			a := cudaAction(t, argv)
+			for deadline := time.Now().Add(5 * time.Second); !c.Accepts(a); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the client does not send %s jobs", b.name, tool)
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			info, err := c.Run(ctx, a, &stdout, &stderr)
+			if err != nil {
+				t.Fatalf("%s: %s: %v\n%s", b.name, tool, err, stderr.Bytes())
+			}
+			if info.Worker != "w1" {
+				t.Errorf("%s: %s ran on %q, want w1", b.name, tool, info.Worker)
+			}
+			t.Logf("%s: %s on %s: run %v, queue %v, transfer %v", b.name, tool, info.Worker, info.Run, info.Queue, info.Transfer)
+			remote[tool]++
+			out := a.Outputs[0].Path
+			got, _ := os.ReadFile(out)
+			os.Rename(out, out+".farm")
+			runLocally(t, a)
+			want, _ := os.ReadFile(out)
+			if len(got) == 0 || !bytes.Equal(got, want) {
+				t.Errorf("%s: %s: the output from the worker (%d bytes) is not the local run's (%d bytes)", b.name, tool, len(got), len(want))
 			}
 		}
-		var stdout, stderr bytes.Buffer
-		info, err := c.Run(ctx, a, &stdout, &stderr)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", tool, err, stderr.Bytes())
+		if !maps.Equal(remote, b.want) {
+			t.Errorf("%s: jobs on the worker: %v, want %v", b.name, remote, b.want)
 		}
-		if info.Worker != "w1" {
-			t.Errorf("%s ran on %q, want w1", tool, info.Worker)
-		}
-		t.Logf("%s on %s: run %v, queue %v, transfer %v", tool, info.Worker, info.Run, info.Queue, info.Transfer)
-		remote[tool]++
-		out := a.Outputs[0].Path
-		got, _ := os.ReadFile(out)
-		os.Rename(out, out+".farm")
-		runLocally(t, a)
-		want, _ := os.ReadFile(out)
+		got, _ := os.ReadFile(filepath.Join(dir, "k.o"))
+		want, _ := os.ReadFile(filepath.Join(dir, "ref.o"))
 		if len(got) == 0 || !bytes.Equal(got, want) {
-			t.Errorf("%s: the output from the worker (%d bytes) is not the local run's (%d bytes)", tool, len(got), len(want))
+			t.Errorf("%s: the object built through the farm (%d bytes) is not the local build's (%d bytes)", b.name, len(got), len(want))
 		}
-	}
-	if remote["ptxas"] != 2 || remote["fatbinary"] != 1 {
-		t.Errorf("jobs on the worker: %v, want 2 ptxas and 1 fatbinary", remote)
-	}
-	got, _ := os.ReadFile(filepath.Join(dir, "k.o"))
-	want, _ := os.ReadFile(filepath.Join(dir, "ref.o"))
-	if len(got) == 0 || !bytes.Equal(got, want) {
-		t.Errorf("the object built through the farm (%d bytes) is not the local build's (%d bytes)", len(got), len(want))
 	}
 	// The registry says what each worker did within a second.
 	var st *Status
@@ -374,14 +398,14 @@ func TestCUDAFarm(t *testing.T) {
 		if st, err = GetStatus(ctx, store); err != nil {
 			t.Fatal(err)
 		}
-		if i := slices.IndexFunc(st.Workers, func(wi WorkerInfo) bool { return wi.Name == "w1" }); i >= 0 && st.Workers[i].Done == 3 || time.Now().After(deadline) {
+		if i := slices.IndexFunc(st.Workers, func(wi WorkerInfo) bool { return wi.Name == "w1" }); i >= 0 && st.Workers[i].Done == 4 || time.Now().After(deadline) {
 			break
 		}
 	}
 	for _, wi := range st.Workers {
 		switch {
-		case wi.Name == "w1" && (wi.Done != 3 || wi.CUDA != w.cuda):
-			t.Errorf("worker w1: %d jobs done, CUDA %q; want 3, %q", wi.Done, wi.CUDA, w.cuda)
+		case wi.Name == "w1" && (wi.Done != 4 || wi.CUDA != w.cuda):
+			t.Errorf("worker w1: %d jobs done, CUDA %q; want 4, %q", wi.Done, wi.CUDA, w.cuda)
 		case wi.Name != "w1" && wi.Done+wi.Refused+wi.Failed != 0:
 			t.Errorf("worker %s (CUDA %q) got jobs", wi.Name, wi.CUDA)
 		}
@@ -389,16 +413,8 @@ func TestCUDAFarm(t *testing.T) {
 
 	// An attacker's jobs, signed by a trusted client, sent past the
 	// client's own check: the worker refuses each and says why.
-	ptx := ""
-	for _, f := range []string{"kernels-sm_80.s", "kernels-cuda-nvptx64-nvidia-cuda-sm_80.s"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			ptx = filepath.Join(dir, f)
-		}
-	}
-	if ptx == "" {
-		ptx = filepath.Join(dir, "k-sm_80.s")
-		os.WriteFile(ptx, []byte(".version 7.0\n.target sm_80\n.address_size 64\n"), 0o644)
-	}
+	ptx := filepath.Join(dir, "k-sm_80.s")
+	os.WriteFile(ptx, []byte(".version 7.0\n.target sm_80\n.address_size 64\n"), 0o644)
 	cubin := filepath.Join(dir, "k-sm_80.cubin")
 	ptxasOf := &actions.Action{Kind: actions.DeviceAssemble, Offload: actions.CUDA,
 		Command: []string{kit.Ptxas, "-m64", "-O3", "--gpu-name", "sm_80", "--output-file", cubin, ptx},
