@@ -62,8 +62,9 @@ type Session struct {
 
 	files  *fileDigests
 	tools  *toolDigests
-	probes pathProbes  // shadowing checks of lookups
-	absent absentPaths // shadowing paths of stored header sets
+	probes pathProbes   // shadowing checks of lookups
+	absent absentPaths  // shadowing paths of stored header sets
+	cmd    commandFacts // what the build read, for its command entry
 
 	pending sync.WaitGroup // entries being written
 
@@ -162,6 +163,7 @@ func (s *Session) Begin(ctx context.Context, a *actions.Action) actions.CachedRu
 	if why != "" {
 		r.status = "uncacheable: " + why
 		s.count(a, func(k *KindStats) { k.uncacheable(why) })
+		s.breakCommand()
 		return r
 	}
 	r.ak = ak
@@ -176,6 +178,11 @@ func (s *Session) Begin(ctx context.Context, a *actions.Action) actions.CachedRu
 				for _, h := range cand.Headers {
 					a.Discovered = append(a.Discovered, h.Path)
 				}
+			}
+			if quiet(r.stdout, r.stderr) {
+				s.noteCommand(a, ak, cand)
+			} else {
+				s.breakCommand()
 			}
 			s.count(a, func(k *KindStats) {
 				k.Hits++
@@ -392,8 +399,11 @@ func (e *blobError) Error() string { return e.err.Error() }
 
 // writeBlob writes a blob's bytes to path atomically, verifying them. A
 // fault of the blob is a *blobError.
-func (s *Session) writeBlob(path string, b Blob) error {
-	src, err := s.store.OpenBlob(b)
+func (s *Session) writeBlob(path string, b Blob) error { return s.writeBlobFrom(s.store, path, b) }
+
+// writeBlobFrom is writeBlob with the blob in store.
+func (s *Session) writeBlobFrom(store Store, path string, b Blob) error {
+	src, err := store.OpenBlob(b)
 	if err != nil {
 		return &blobError{err}
 	}
@@ -423,10 +433,17 @@ func (s *Session) writeBlob(path string, b Blob) error {
 // Done stores a's outputs after a successful run.
 func (r *cachedRun) Done(stdout, stderr []byte, err error) {
 	s, a := r.s, r.a
-	if err != nil || r.ak == nil || r.hit || !s.c.Writable() {
+	if r.hit {
+		return
+	}
+	if err != nil || r.ak == nil || !s.c.Writable() || !quiet(stdout, stderr) {
+		s.breakCommand()
+	}
+	if err != nil || r.ak == nil || !s.c.Writable() {
 		return
 	}
 	if why := s.store1(r, stdout, stderr); why != "" {
+		s.breakCommand()
 		s.count(a, func(k *KindStats) { k.notStored(why) })
 		s.explainf("%s: not stored: %s\n", a.Label(), why)
 	}
@@ -491,6 +508,9 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		}
 		e.Blobs = append(e.Blobs, Blob{Name: fmt.Sprintf("out%d", i), Size: fi.stat.Size, Sum: fi.sum, Mode: mode, Path: out.Path})
 		size += fi.stat.Size
+	}
+	if quiet(stdout, stderr) {
+		s.noteCommand(a, ak, cand)
 	}
 	// The entry is written (copied, fsynced, renamed) while the build
 	// goes on: the jobs after this one need only the outputs' digests,

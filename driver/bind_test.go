@@ -23,7 +23,7 @@ func planArgs(t *testing.T, kind actions.OffloadKind, args ...string) (*Plan, st
 	clang := llvmtest.Clang(t)
 	tempDir := t.TempDir()
 	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
-	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil)
+	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil, nil)
 	if err != nil {
 		t.Fatalf("clang -###: %v", err)
 	}

@@ -310,7 +310,7 @@ func (inv *Invocation) recordWithoutPlan(ctx context.Context, llvm *toolchain.LL
 		return
 	}
 	defer os.RemoveAll(tempDir)
-	_, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, newPlanCache(c, inv.getenv))
+	_, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, newPlanCache(c, inv.getenv), nil)
 	if err != nil {
 		return // clang reports the command line's errors when it runs it
 	}

@@ -282,6 +282,7 @@ func (inv *Invocation) tempRoot() string {
 
 // offload plans and runs (or prints) an offload build.
 func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) int {
+	start := time.Now()
 	dryRun := opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != ""
 	root := inv.tempRoot()
 	var plans *planCache
@@ -312,10 +313,20 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		// writes; offcc has clang print it, to write it itself.
 		clangArgs = append(slices.Clip(clangArgs), hipDumpScript)
 	}
+	// A compile the cache holds whole is answered before it is planned.
+	var session *cache.Session
+	cmdKey, query, whole := inv.commandKey(llvm.Clang(), opts, clangArgs, plans, start)
+	if whole && syclbin == nil {
+		session = inv.newSession(c, tempDir, opts)
+		defer session.Close()
+		if session.RestoreCommand(cmdKey) {
+			return 0
+		}
+	}
 	var header []string
 	var jobs []*clangJob
 	if clangArgs != nil {
-		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(clangArgs), tempDir, plans)
+		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(clangArgs), tempDir, plans, query)
 	}
 	var ce *ClangError
 	if errors.As(err, &ce) {
@@ -438,9 +449,11 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		defer closeGov()
 	}
 	if c != nil {
-		session := inv.newSession(c, tempDir, opts)
+		if session == nil {
+			session = inv.newSession(c, tempDir, opts)
+			defer session.Close()
+		}
 		execOpts.Cache = session
-		defer session.Close()
 	}
 	// The status line comes before the farm's client, which runs its
 	// dependency scans through the build's Shell (and so its writers);
@@ -469,6 +482,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		st.Close()
 	}
 	status := inv.report(err)
+	if status == 0 && whole && session != nil {
+		session.StoreCommand(cmdKey, plan.Graph)
+	}
 	if trace != nil && trace.Lines != nil {
 		self, children := processCPU()
 		trace.WriteTotals(trace.Lines, self, children)

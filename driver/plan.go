@@ -248,10 +248,9 @@ func (p *planner) hostTriple() string {
 	return target.DefaultHostTriple()
 }
 
-// clangJobs asks clang for its jobs (clang -###), from the plan cache when
-// it has a usable entry. It returns the header lines, the jobs and clang's
-// warnings; a failure of clang's driver is a *ClangError.
-func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []string, tempDir string, cache *planCache) (header []string, jobs []*clangJob, err error) {
+// hashHashHashArgs returns the arguments that ask clang for the jobs of
+// clangArgs: them, less any printing option, and -###.
+func hashHashHashArgs(clangArgs []string) []string {
 	args := make([]string, 0, len(clangArgs)+1)
 	for _, a := range clangArgs {
 		switch a {
@@ -260,10 +259,17 @@ func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []s
 		}
 		args = append(args, a)
 	}
-	args = append(args, "-###")
-	var query *planQuery
+	return append(args, "-###")
+}
+
+// clangJobs asks clang for its jobs (clang -###), from the plan cache when
+// it has a usable entry. It returns the header lines, the jobs and clang's
+// warnings; a failure of clang's driver is a *ClangError. query, when not
+// nil, is the plan cache's key of the command (plans.query), already made.
+func clangJobs(ctx context.Context, inv *Invocation, clang string, clangArgs []string, tempDir string, cache *planCache, query *planQuery) (header []string, jobs []*clangJob, err error) {
+	args := hashHashHashArgs(clangArgs)
 	cacheable := cache != nil
-	if cacheable {
+	if cacheable && query == nil {
 		cwd, err := os.Getwd()
 		cacheable = err == nil
 		if cacheable {

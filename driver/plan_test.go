@@ -51,7 +51,7 @@ func planSource(t *testing.T, kind actions.OffloadKind, name, text string, args 
 	}
 	tempDir := t.TempDir()
 	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
-	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil)
+	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil, nil)
 	if err != nil {
 		t.Fatalf("clang -###: %v", err)
 	}
@@ -283,7 +283,7 @@ func TestPlanClangError(t *testing.T) {
 	clang := filepath.Join(dir, "clang")
 	os.WriteFile(clang, []byte("#!/bin/sh\necho 'Debian clang version 22.1.8' >&2\necho \"offcc: error: no such file or directory: 'nope.c'\" >&2\nexit 1\n"), 0o755)
 	inv := &Invocation{Argv0: "offcc", Stderr: io.Discard}
-	_, _, err := clangJobs(context.Background(), inv, clang, []string{"nope.c"}, dir, nil)
+	_, _, err := clangJobs(context.Background(), inv, clang, []string{"nope.c"}, dir, nil, nil)
 	ce, ok := err.(*ClangError)
 	if !ok || ce.Code != 1 || ce.Messages != "offcc: error: no such file or directory: 'nope.c'" {
 		t.Fatalf("err = %#v", err)
@@ -317,7 +317,7 @@ func TestClangJobsCache(t *testing.T) {
 			os.Remove(src)
 		}
 		tmp := t.TempDir()
-		header, jobs, err := clangJobs(context.Background(), inv, clang, []string{"-c", src}, tmp, plans)
+		header, jobs, err := clangJobs(context.Background(), inv, clang, []string{"-c", src}, tmp, plans, nil)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -344,7 +344,7 @@ func TestPlanHIPEdges(t *testing.T) {
 	args := []string{"-x", "hip", "--offload-arch=gfx906,gfx90a", "-nogpuinc", "-nogpulib", "-c", src, "-o", filepath.Join(dir, "k.o")}
 	tempDir := t.TempDir()
 	inv := &Invocation{Argv0: "offcc", Env: os.Environ(), Stderr: io.Discard}
-	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil)
+	_, jobs, err := clangJobs(context.Background(), inv, clang, args, tempDir, nil, nil)
 	if err != nil {
 		t.Fatalf("clang -###: %v", err)
 	}

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Command entries: a compile the cache holds whole is answered before it is
+// planned. These tests run offcc without --job-trace (a traced build plans
+// and keys its jobs, and stores no command entry) and tell a whole hit by
+// what OFFCC_CACHE_DEBUG prints.
+
+// settle waits until files written now count as settled: a command entry
+// lists only files last changed trustStatAge (2 s) before the build.
+func settle() { time.Sleep(2100 * time.Millisecond) }
+
+// wholeBuild runs offcc with OFFCC_CACHE_DEBUG=1 in dir and reports
+// whether the cache answered the command whole, and whether it stored a
+// command entry.
+func (w *cacheWork) wholeBuild(t *testing.T, dir string, a ...string) (hit, stored bool, r result) {
+	t.Helper()
+	r = cmdSpec{dir: dir, env: append(slices.Clone(w.env), "OFFCC_CACHE_DEBUG=1"), name: w.c.cc, args: a}.mustRun(t)
+	return strings.Contains(r.stderr, "command: hit"), strings.Contains(r.stderr, "command: stored"), r
+}
+
+// TestCommandCacheWarmHit: the second build of a settled compile stores
+// the command entry (its jobs all hit), the third is answered whole with
+// the same bytes; a header edited to the same size with its modification
+// time put back (only its ctime tells) is a miss that rebuilds clang's
+// object; and a header that shadows one the compile read is a miss too.
+func TestCommandCacheWarmHit(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{
+		"k.c":     kernelsSrc + "#include \"v.h\"\nint value(void) { return V; }\n",
+		"inc/v.h": "#define V 3\n",
+	})
+	if err := os.Mkdir(w.path("inc0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	flags := args(openmpHost, "-O2", "-c", "-I"+w.path("inc0"), "-I"+w.path("inc"), w.path("k.c"))
+	build := func() (bool, bool, result) { return w.wholeBuild(t, w.dir, args(flags, "-o", "k.o")...) }
+	if hit, stored, r := build(); hit || !stored {
+		t.Fatalf("cold build: whole hit %v, command entry stored %v (want a miss that stores one):\n%s", hit, stored, r.stderr)
+	}
+	cold := mustReadTB(t, w.path("k.o"))
+	if err := os.Remove(w.path("k.o")); err != nil {
+		t.Fatal(err)
+	}
+	if hit, _, r := build(); !hit {
+		t.Fatalf("warm build: not answered whole:\n%s", r.stderr)
+	} else if strings.Contains(r.stderr, "compile") || strings.Contains(r.stderr, "front") {
+		t.Errorf("a whole hit looked its jobs up:\n%s", r.stderr)
+	}
+	sameBytes(t, "whole hit", w.path("k.o"), cold)
+
+	// Same size, same inode, the old modification time: the stat still
+	// differs (ctime), so the entry does not answer, and the jobs'
+	// entries rehash the header.
+	st, err := os.Stat(w.path("inc/v.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.edit(t, "inc/v.h", "V 3", "V 4")
+	if err := os.Chtimes(w.path("inc/v.h"), st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if hit, _, r := build(); hit {
+		t.Fatalf("build after an edit of v.h: answered whole:\n%s", r.stderr)
+	}
+	sameBytes(t, "v.h edited", w.path("k.o"), w.reference(t, "v4.o", flags...))
+
+	w.write(t, map[string]string{"inc0/v.h": "#define V 5\n"})
+	settle()
+	build() // stores the entry of the edited header
+	if hit, _, r := build(); !hit {
+		t.Fatalf("rebuild: not answered whole:\n%s", r.stderr)
+	}
+	w.write(t, map[string]string{"inc0/v.h": "#define V 6\n"})
+	if hit, _, r := build(); hit {
+		t.Fatalf("build after a header appeared earlier on the path: answered whole:\n%s", r.stderr)
+	}
+	sameBytes(t, "inc0/v.h shadows inc/v.h", w.path("k.o"), w.reference(t, "v6.o", flags...))
+}
+
+// TestCommandCacheMoved: a compile from a fresh build directory to a new
+// -o is answered whole from another directory's entry when its object
+// does not depend on the directory; with -g (the working directory in its
+// debug information) it is not, and each directory gets clang's object.
+func TestCommandCacheMoved(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{"src/k.c": kernelsSrc})
+	for _, d := range []string{"b1", "b2", "b3", "b4"} {
+		if err := os.MkdirAll(w.path(d+"/obj"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle()
+	src := w.path("src/k.c")
+	for _, debug := range []bool{false, true} {
+		flags := args(openmpHost, "-O2", "-c", src)
+		dirs := []string{"b1", "b2"}
+		if debug {
+			flags = append(flags, "-g")
+			dirs = []string{"b3", "b4"}
+		}
+		w.wholeBuild(t, w.path(dirs[0]), args(flags, "-o", "obj/a.o")...)
+		w.wholeBuild(t, w.path(dirs[0]), args(flags, "-o", "obj/a.o")...) // stores the command entry
+		hit, _, r := w.wholeBuild(t, w.path(dirs[1]), args(flags, "-o", "obj/b.o")...)
+		if hit == debug {
+			t.Errorf("-g %v: a build in another directory answered whole: %v, want %v:\n%s", debug, hit, !debug, r.stderr)
+		}
+		ref := t.TempDir()
+		cmdSpec{dir: w.path(dirs[1]), env: w.env, name: w.c.cc, args: args("--no-cache", flags, "-o", filepath.Join(ref, "b.o"))}.mustRun(t)
+		sameBytes(t, "-g "+map[bool]string{false: "off", true: "on"}[debug], w.path(dirs[1]+"/obj/b.o"), mustReadTB(t, filepath.Join(ref, "b.o")))
+	}
+}
+
+// TestCommandCacheNotWhole: a compile whose run prints a warning is never
+// answered whole (a hit would not print it), and one with a dependency
+// file restores both files in its own directory only.
+func TestCommandCacheNotWhole(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{
+		"warn.c": "int f(int x) { int unused; return x; }\n",
+		"dep.c":  "#include \"dep.h\"\nint g(void) { return D; }\n",
+		"dep.h":  "#define D 1\n",
+	})
+	if err := os.Mkdir(w.path("other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	for i := 0; i < 3; i++ {
+		hit, stored, r := w.wholeBuild(t, w.dir, "-Wall", "-c", "warn.c", "-o", "warn.o")
+		if hit || stored || !strings.Contains(r.stderr, "unused variable 'unused'") {
+			t.Fatalf("build %d of a file with a warning: whole hit %v, stored %v, stderr:\n%s", i+1, hit, stored, r.stderr)
+		}
+	}
+	dep := args("-c", w.path("dep.c"), "-MD", "-MF", "dep.d", "-o", "dep.o")
+	w.wholeBuild(t, w.dir, dep...)
+	w.wholeBuild(t, w.dir, dep...)
+	wantD := mustReadTB(t, w.path("dep.d"))
+	for _, f := range []string{"dep.o", "dep.d"} {
+		if err := os.Remove(w.path(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hit, _, r := w.wholeBuild(t, w.dir, dep...); !hit {
+		t.Fatalf("a compile with -MD: not answered whole in its own directory:\n%s", r.stderr)
+	}
+	sameBytes(t, "dep.d restored", w.path("dep.d"), wantD)
+	if _, err := os.Stat(w.path("dep.o")); err != nil {
+		t.Errorf("dep.o not restored: %v", err)
+	}
+	if hit, _, r := w.wholeBuild(t, w.path("other"), dep...); hit {
+		t.Errorf("a compile with -MD answered whole in another directory (its .d names the object):\n%s", r.stderr)
+	}
+}
