@@ -379,6 +379,7 @@ var entryKindDocs = map[string]string{
 	string(cache.KindTool):     "a tool file's content digest, by its identity",
 	string(cache.KindDerived):  "a digest computed from a file's bytes (OpenMP offload entries), by their digest",
 	string(cache.KindPeak):     "a job's learned peak memory, by its tool, kind, target and source",
+	string(cache.KindCommand):  "a whole compile's outputs, by its command line and the stats of the files it read",
 }
 
 // sharedJSON is the shared cache's security as builds with the
