@@ -14,8 +14,9 @@ import (
 	"github.com/offcc/offcc/toolchain"
 )
 
-// Command entries. A compile whose every job the cache served, or stored,
-// is also stored whole: its user-visible outputs under one entry, found
+// Command entries. A compile whose every job the cache served is also
+// stored whole (a build that ran jobs stores none: a cold build costs no
+// more than its jobs' entries): its user-visible outputs under one entry, found
 // from the plan cache's key of its command line (CommandKey) and the
 // files all of its jobs read. A later run of the same command looks that
 // up before anything else (no plan parsed, no job keyed) and restores its
@@ -92,6 +93,9 @@ type commandFacts struct {
 	mu sync.Mutex
 	// broken: some action was not cacheable, failed, printed something,
 	// or ran a clang driver; no command entry is stored.
+	// (A job that runs breaks it too: a build that runs jobs stores no
+	// command entry, so that a cold build costs no more than its jobs'
+	// entries.)
 	broken bool
 	noted  map[*actions.Action]bool
 	reads  map[string]FileStat
@@ -220,7 +224,7 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 	s.cmd.mu.Lock()
 	defer s.cmd.mu.Unlock()
 	if s.cmd.broken {
-		return "a job was not cacheable, failed, printed something or read what a command entry cannot list"
+		return "a job ran, was not cacheable, printed something or read what a command entry cannot list"
 	}
 	if len(s.cmd.noted) != len(g.Actions) {
 		return fmt.Sprintf("%d of its %d jobs went through the cache", len(s.cmd.noted), len(g.Actions))

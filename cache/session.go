@@ -436,14 +436,12 @@ func (r *cachedRun) Done(stdout, stderr []byte, err error) {
 	if r.hit {
 		return
 	}
-	if err != nil || r.ak == nil || !s.c.Writable() || !quiet(stdout, stderr) {
-		s.breakCommand()
-	}
+	// A build that runs a job stores no command entry.
+	s.breakCommand()
 	if err != nil || r.ak == nil || !s.c.Writable() {
 		return
 	}
 	if why := s.store1(r, stdout, stderr); why != "" {
-		s.breakCommand()
 		s.count(a, func(k *KindStats) { k.notStored(why) })
 		s.explainf("%s: not stored: %s\n", a.Label(), why)
 	}
@@ -508,9 +506,6 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		}
 		e.Blobs = append(e.Blobs, Blob{Name: fmt.Sprintf("out%d", i), Size: fi.stat.Size, Sum: fi.sum, Mode: mode, Path: out.Path})
 		size += fi.stat.Size
-	}
-	if quiet(stdout, stderr) {
-		s.noteCommand(a, ak, cand)
 	}
 	// The entry is written (copied, fsynced, renamed) while the build
 	// goes on: the jobs after this one need only the outputs' digests,
