@@ -322,10 +322,16 @@ func modeName(m cache.Mode) string {
 //	max_size     the size limit in bytes (OFFCC_CACHE_SIZE); a trim keeps
 //	             90% of it
 //	entries      the number of sound entries
-//	bytes        their bytes (records and blobs, not the index files)
+//	bytes        the bytes they take on disk: index files (which hold the
+//	             records) and blob files, compressed or not
+//	uncompressed_bytes
+//	             the bytes they would take uncompressed
+//	compression  how builds with this environment write blobs
+//	             (OFFCC_CACHE_COMPRESSION_LEVEL): "off", or "zstd level N
+//	             (ENCODER)"
 //	entry_kinds  per entry kind ("result", "manifest", "last", "plan",
 //	             "tool", "derived"; see entryKindDocs): {"entries": N,
-//	             "bytes": N}
+//	             "bytes": N, "uncompressed_bytes": N}
 //	zeroed       when the counters were last zeroed (RFC 3339), absent
 //	             when never
 //	total        the counters (below) of all job kinds together
@@ -352,19 +358,22 @@ func modeName(m cache.Mode) string {
 //	stored_bytes    output bytes stored
 //	restored_bytes  output bytes restored by hits
 type cacheStatsJSON struct {
-	Dir        string                   `json:"dir"`
-	Mode       string                   `json:"mode"`
-	ModeReason string                   `json:"mode_reason,omitempty"`
-	MaxSize    int64                    `json:"max_size"`
-	Entries    int64                    `json:"entries"`
-	Bytes      int64                    `json:"bytes"`
-	EntryKinds map[string]entryKindJSON `json:"entry_kinds"`
-	Total      countersJSON             `json:"total"`
-	Kinds      map[string]countersJSON  `json:"kinds"`
-	Remote     cache.RemoteStats        `json:"remote"`
-	Shared     *sharedJSON              `json:"shared,omitempty"`
-	Zeroed     *time.Time               `json:"zeroed,omitempty"`
-	Peaks      cache.PeakSummary        `json:"peaks"`
+	Dir        string `json:"dir"`
+	Mode       string `json:"mode"`
+	ModeReason string `json:"mode_reason,omitempty"`
+	MaxSize    int64  `json:"max_size"`
+	Entries    int64  `json:"entries"`
+	Bytes      int64  `json:"bytes"`
+	// UncompressedBytes and Compression: see above.
+	UncompressedBytes int64                    `json:"uncompressed_bytes"`
+	Compression       string                   `json:"compression"`
+	EntryKinds        map[string]entryKindJSON `json:"entry_kinds"`
+	Total             countersJSON             `json:"total"`
+	Kinds             map[string]countersJSON  `json:"kinds"`
+	Remote            cache.RemoteStats        `json:"remote"`
+	Shared            *sharedJSON              `json:"shared,omitempty"`
+	Zeroed            *time.Time               `json:"zeroed,omitempty"`
+	Peaks             cache.PeakSummary        `json:"peaks"`
 }
 
 // peaksShown is how many of the largest learned peaks stats lists.
@@ -489,8 +498,9 @@ func (sh *sharedJSON) text() string {
 }
 
 type entryKindJSON struct {
-	Entries int64 `json:"entries"`
-	Bytes   int64 `json:"bytes"`
+	Entries      int64 `json:"entries"`
+	Bytes        int64 `json:"bytes"`
+	Uncompressed int64 `json:"uncompressed_bytes"`
 }
 
 type countersJSON struct {
@@ -524,24 +534,34 @@ func counters(k cache.KindStats) countersJSON {
 // collectStats gathers what stats prints; getenv gives the keys the shared
 // cache's security is described with.
 func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, error) {
-	usage, peaks, err := c.UsageAndPeaks(peaksShown)
+	_, peaks, err := c.UsageAndPeaks(peaksShown)
+	var usage map[cache.Kind]cache.KindUsage
+	if err == nil {
+		usage, err = c.UsageByKind()
+	}
 	if errors.Is(err, syscall.ENOTDIR) {
 		usage, err = nil, nil // a file on the way: no entries (the mode says why)
 	}
 	if err != nil {
 		return nil, err
 	}
+	comp, err := cache.CompressionFromEnv(getenv)
+	compression := comp.String()
+	if err != nil {
+		compression = err.Error()
+	}
 	st := c.ReadStats()
 	mode, reason, _ := strings.Cut(modeText(c), " (")
 	out := &cacheStatsJSON{
 		Dir: c.Dir, Mode: mode, ModeReason: strings.TrimSuffix(reason, ")"), MaxSize: c.MaxSize,
 		EntryKinds: map[string]entryKindJSON{}, Total: counters(st.Total()), Kinds: map[string]countersJSON{},
-		Remote: st.Remote, Shared: sharedSecurity(c.Config, getenv), Peaks: peaks,
+		Remote: st.Remote, Shared: sharedSecurity(c.Config, getenv), Peaks: peaks, Compression: compression,
 	}
 	for k, v := range usage {
-		out.EntryKinds[string(k)] = entryKindJSON{v[0], v[1]}
-		out.Entries += v[0]
-		out.Bytes += v[1]
+		out.EntryKinds[string(k)] = entryKindJSON{v.Entries, v.Bytes, v.Uncompressed}
+		out.Entries += v.Entries
+		out.Bytes += v.Bytes
+		out.UncompressedBytes += v.Uncompressed
 	}
 	for name, k := range st.Kinds {
 		out.Kinds[name] = counters(*k)
@@ -611,10 +631,12 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 	} else {
 		fmt.Fprintf(tw, "size limit\t%s (a trim keeps %s)\n", humanBytes(st.MaxSize), humanBytes(st.MaxSize/10*9))
 	}
-	fmt.Fprintf(tw, "entries\t%d (%s)\n", st.Entries, humanBytes(st.Bytes))
+	fmt.Fprintf(tw, "compression\t%s\n", st.Compression)
+	// On disk, then uncompressed: what compression saves.
+	fmt.Fprintf(tw, "entries\t%d (%s on disk, %s uncompressed)\n", st.Entries, humanBytes(st.Bytes), humanBytes(st.UncompressedBytes))
 	for _, k := range sortedKeys(st.EntryKinds) {
 		v := st.EntryKinds[k]
-		fmt.Fprintf(tw, "  %s\t%d (%s)\t%s\n", k, v.Entries, humanBytes(v.Bytes), entryKindDocs[k])
+		fmt.Fprintf(tw, "  %s\t%d (%s, %s)\t%s\n", k, v.Entries, humanBytes(v.Bytes), humanBytes(v.Uncompressed), entryKindDocs[k])
 	}
 	zeroed := "never"
 	if st.Zeroed != nil {

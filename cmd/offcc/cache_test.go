@@ -120,6 +120,7 @@ func TestCacheStatsEmpty(t *testing.T) {
 	}
 	want := map[string]any{
 		"dir": dir, "mode": "readwrite", "max_size": float64(1 << 20), "entries": float64(0), "bytes": float64(0),
+		"uncompressed_bytes": float64(0), "compression": "zstd level 1 (fastest)",
 		"entry_kinds": map[string]any{}, "kinds": map[string]any{},
 		"peaks": map[string]any{"jobs": float64(0), "largest": []any{}},
 		"total": map[string]any{
@@ -172,7 +173,14 @@ func TestCacheCLI(t *testing.T) {
 	root := t.TempDir()
 	dir, dir2 := filepath.Join(root, "cache"), filepath.Join(root, "cache2")
 	vars := []string{"OFFCC_CACHE_DIR=" + dir}
-	k1 := putResult(t, dir, "one", strings.Repeat("x", 3000))
+	// Half random, half x's: 3000 bytes that take about 1600 on disk
+	// compressed, the other entry a few hundred.
+	var half strings.Builder
+	for i := 0; half.Len() < 1500; i++ {
+		sum := cache.SumBytes([]byte{byte(i)})
+		half.Write(sum[:])
+	}
+	k1 := putResult(t, dir, "one", half.String()[:1500]+strings.Repeat("x", 1500))
 	k2 := putResult(t, dir, "two", "y")
 	// Counters, as a build leaves them.
 	os.MkdirAll(filepath.Join(dir, "stats"), 0o777)
@@ -186,7 +194,10 @@ func TestCacheCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Entries != 2 || st.Bytes <= 3001+2*int64(len(`{"kind":"compile"}`)) || st.EntryKinds["result"].Bytes != st.Bytes || st.EntryKinds["result"].Entries != 2 ||
+	// The 1500 x's take next to nothing on disk, compressed.
+	if st.Entries != 2 || st.UncompressedBytes <= 3001+2*int64(len(`{"kind":"compile"}`)) || st.Bytes >= st.UncompressedBytes-1400 ||
+		st.EntryKinds["result"].Bytes != st.Bytes || st.EntryKinds["result"].Uncompressed != st.UncompressedBytes || st.EntryKinds["result"].Entries != 2 ||
+		st.Compression != "zstd level 1 (fastest)" ||
 		st.Total.Hits != 3 || st.Total.Misses != 1 || st.Total.HitRate != 0.75 || st.Kinds["compile"].Uncacheable["-E"] != 2 {
 		t.Errorf("stats --json:\n%s", out)
 	}
