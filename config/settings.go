@@ -77,6 +77,8 @@ func All() []Setting {
 			Doc: "where the build cache lives; default $XDG_CACHE_HOME/offcc, else ~/.cache/offcc"},
 		{Key: "cache_size", Env: "OFFCC_CACHE_SIZE", Kind: Size, Default: "5G", Placeholder: "SIZE", Group: "cache",
 			Doc: "the build cache's size limit, such as 10G (K, M, G, T suffixes; 0: no limit); least recently used entries go first"},
+		{Key: "cache_compression_level", Env: "OFFCC_CACHE_COMPRESSION_LEVEL", Kind: String, Default: "0", Placeholder: "LEVEL|off", Group: "cache",
+			Doc: "the zstd level the build cache's blobs are written at, locally and to the shared cache, as ccache's compression_level: 0 is the default, level 1 (the fastest), up to 22 (1-2: klauspost's fastest encoder, 3-5 its default, 6-9 better, 10 and up best; negative levels are its fastest); off stores them uncompressed. Blobs written at any level, or none, are read"},
 		{Key: "cache_debug", Env: "OFFCC_CACHE_DEBUG", Kind: Bool, Default: "0", Placeholder: "0|1", Group: "cache",
 			Doc: "print each job's hit or miss, and for a miss what changed since the last build (flag, input, header, tool)"},
 		{Key: "plan_cache", Env: "OFFCC_PLAN_CACHE", Kind: Bool, Default: "1", Placeholder: "0|1", Group: "cache",
