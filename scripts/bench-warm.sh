@@ -164,6 +164,10 @@ int plain_main(int argc, char **argv) { printf("%d %s\n", plain_sum((const int *
 C
 gen_target_regions "$KERNELS" scripts/bench-warm.sh >"$ck/src/omp.c"
 cp "$ck/src/omp.c" "$ck/src/amd.c"
+# A checkout is older than a build's first moments: offcc's command entries
+# list only files left alone for two seconds before the build (a file
+# changed later could change again within one timestamp tick).
+sleep 2.1
 
 flags_plain=(-O2 -c)
 flags_omp=(-fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 -c)
@@ -180,6 +184,11 @@ offcc_misses() {
 # started clang -### stores one).
 offcc_plans() {
 	OFFCC_CACHE_DIR=$2 "$1" cache stats --json | tr -d ' \n' | grep -o '"plan":{"entries":[0-9]*' | grep -o '[0-9]*$' || echo 0
+}
+# offcc_whole <offcc> <cachedir>: the number of builds answered whole
+# (command entries' hits).
+offcc_whole() {
+	OFFCC_CACHE_DIR=$2 "$1" cache stats --json | tr -d ' \n' | grep -o '"command":{[^}]*' | grep -o '"hits":[0-9]*' | grep -o '[0-9]*$' || echo 0
 }
 # ccache_count <cachedir> <field>: a counter of ccache's stats.
 ccache_count() { CCACHE_DIR=$1 "$CCACHE" --print-stats | awk -F'\t' -v f="$2" '$1 == f {print $2}'; }
@@ -236,7 +245,7 @@ for tu in $ONLY; do
 		oc=$work/oc-$v-$tu
 		[ "$(offcc_misses "${bin[$v]}" "$oc")" = "${misses[$v]}" ] || { echo "bench: $tu: offcc ($v) missed in a timed run" >&2; exit 1; }
 		[ "$(offcc_plans "${bin[$v]}" "$oc")" = "${plans[$v]}" ] || { echo "bench: $tu: offcc ($v) ran clang -### in a warm run (a plan was stored)" >&2; exit 1; }
-		line+=" offcc ($v) $(median 1 "$(t off-$v-$tu)") ms,"
+		line+=" offcc ($v) $(median 1 "$(t off-$v-$tu)") ms ($(offcc_whole "${bin[$v]}" "$oc") of $RUNS answered whole),"
 	done
 	got=$(ccache_count "$cc" direct_cache_hit)
 	[ "$got" -ge $((cchits + RUNS + 1)) ] || { echo "bench: $tu: ccache hit only $((got - cchits)) of $((RUNS + 1)) warm runs" >&2; exit 1; }
