@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/offcc/offcc/actions"
@@ -12,12 +13,15 @@ import (
 // list for such a command depends on the source's and the output's names
 // only where it copies them, and where it derives names from them, in
 // places offcc knows. A plan is therefore also stored under the command's
-// shape (planShape): its key has the source and the output as placeholders
-// (their extensions and, unless relative, their directories kept), so that
-// the next file of the project finds the plan of the first and starts no
-// clang -###. The shape is filled in on top of the places (planPlaces: the
-// working and base directories and the output's stem, the private
-// temporary directory).
+// shape (planShape): its key has the source's and the output's names as
+// placeholders, their extensions kept, so that the next file of the
+// project finds the plan of the first and starts no clang -###. Their
+// directories are placeholders too where they are relative and clean
+// (one placeholder for the source's, one for the output's), and for the
+// source where it is absolute and clean (a third one: CMake names sources
+// by absolute paths); other directories are keyed as they are. The shape
+// is filled in on top of the places (planPlaces: the working and base
+// directories and the output's stem, the private temporary directory).
 //
 // Where the source's names appear in clang's jobs:
 //
@@ -30,18 +34,17 @@ import (
 //   - the split DWARF file of a compile and link: "-split-dwarf-file
 //     OUT-STEM.dwo".
 //
-// The output's directory, when relative, appears where the places put its
-// stem (-o, -MT, -dependency-file, -dumpdir, -object-file-name, ...). A
-// template is refused (the plan is then only stored as before) when the
-// source's stem, or the source's or the output's relative directory,
-// appears anywhere else in a job or in a line that is no job: a name
-// derived from them that offcc does not know, which another file would
-// not simply replace. A name that cannot be matched (one clang's quoting
-// would change, one that is not a single source, an extension that is not
-// a source's: clang picks the language by it) gives no shape at all. Under
-// -fuse-cuid= other than hash, clang's compile unit IDs are not
-// recomputed by offcc for each source (see setCUID), so such commands
-// have no shape either.
+// The output's directory appears where the places put its stem (-o, -MT,
+// -dependency-file, -dumpdir, -object-file-name, ...). A template is
+// refused (the plan is then only stored as before) when the source's stem,
+// or a directory that is a placeholder, appears anywhere else in a job or
+// in a line that is no job: a name derived from them that offcc does not
+// know, which another file would not simply replace. A name that cannot be
+// matched (one clang's quoting would change, one that is not a single
+// source, an extension that is not a source's: clang picks the language by
+// it) gives no shape at all. Under -fuse-cuid= other than hash, clang's
+// compile unit IDs are not recomputed by offcc for each source (see
+// setCUID), so such commands have no shape either.
 
 // The placeholders of shapes. Like the places', they hold a NUL byte, which
 // no argument or path does.
@@ -49,6 +52,10 @@ const (
 	// srcDirPlaceholder stands for the source's relative directory
 	// (with its trailing slash, or empty).
 	srcDirPlaceholder = "\x00OFFCC_SRCDIR\x00"
+	// srcAbsPlaceholder stands for the source's absolute directory (with
+	// its trailing slash; the working or base directory's placeholder
+	// where it is under one).
+	srcAbsPlaceholder = "\x00OFFCC_SRCABS\x00"
 	// srcStemPlaceholder stands for the source's file name less its
 	// extension.
 	srcStemPlaceholder = "\x00OFFCC_SRCSTEM\x00"
@@ -82,10 +89,17 @@ type planShape struct {
 	// takes a source named after a link's output, "-o k", for a name
 	// derived from the output: "STEM.c").
 	srcPlaced, basePlaced string
-	// srcDirMoved is set when srcDir is a placeholder (relative); srcKey
-	// is the source as keyed and as a template names it.
+	// srcDirMoved is set when srcDir is a placeholder: srcDirPlaceholder
+	// or srcAbsPlaceholder, srcDirPh. srcKey is the source as keyed and as
+	// a template names it.
 	srcDirMoved bool
-	srcKey      string
+	srcDirPh    string
+	// parent is the working directory's parent where no argument but the
+	// source names it and the source's absolute directory is a
+	// placeholder: it may then not appear in a job (see planPlaces.parent,
+	// which the source's name exempted).
+	parent string
+	srcKey string
 	// outDirMoved is set when the output's directory (at.outDir) is a
 	// placeholder (relative).
 	outDirMoved bool
@@ -138,11 +152,22 @@ func newPlanShape(p *planPlaces, args []string) *planShape {
 	if s.srcStem == "." || s.srcStem == ".." || strings.HasSuffix(s.srcStem, ".") {
 		return nil
 	}
-	s.srcDirMoved = relativeDir(s.srcDir)
+	switch {
+	case relativeDir(s.srcDir):
+		s.srcDirMoved, s.srcDirPh = true, srcDirPlaceholder
+	case absoluteDir(s.srcDir):
+		s.srcDirMoved, s.srcDirPh = true, srcAbsPlaceholder
+		if p.cwd != "" {
+			others := append(append([]string{}, args[:in.Index]...), args[in.Index+1:]...)
+			if parent := filepath.Dir(p.cwd); strings.Count(parent, "/") >= 2 && parent != p.base && !argsContain(others, parent) {
+				s.parent = parent
+			}
+		}
+	}
 	s.outDirMoved = p.relOut != "" && relativeDir(p.outDir)
 	dir := s.srcDir
 	if s.srcDirMoved {
-		dir = srcDirPlaceholder
+		dir = s.srcDirPh
 	}
 	s.srcKey = dir + srcStemPlaceholder + s.srcExt
 
@@ -193,6 +218,28 @@ func relativeDir(dir string) bool {
 		}
 	}
 	return true
+}
+
+// absoluteDir reports whether dir, a directory with its trailing slash
+// and its paths templated, is absolute and clean: "/x/y/", or under the
+// working or base directory's placeholder.
+func absoluteDir(dir string) bool {
+	d, ok := strings.CutSuffix(dir, "/")
+	if !ok {
+		return false
+	}
+	for _, start := range []string{cwdPlaceholder, basePlaceholder, ""} {
+		if rest, ok := strings.CutPrefix(d, start+"/"); ok {
+			if start == "" && d == "" {
+				return false
+			}
+			return relativeDir(rest + "/")
+		}
+		if start != "" && d == start {
+			return true
+		}
+	}
+	return false
 }
 
 // moveOutDir puts the output directory's placeholder before every output
@@ -257,15 +304,18 @@ func (s *planShape) template(body string) (string, bool) {
 // or a relative directory of the shape.
 func (s *planShape) mentions(text string) bool {
 	text = s.at.withoutToolPaths(text)
-	return stemIndex(text, s.srcStem, 0) >= 0 || s.dirIndex(text) >= 0
+	return stemIndex(text, s.srcStem, 0) >= 0 || s.dirIndex(text) >= 0 || s.parent != "" && strings.Contains(text, s.parent)
 }
 
-// dirIndex returns the index of the source's or the output's relative
-// directory where it begins a path in u, or -1.
+// dirIndex returns the index of the source's or the output's directory,
+// where it is a placeholder, at which it begins a path in u, or -1.
 func (s *planShape) dirIndex(u string) int {
 	for _, d := range []string{s.srcDir, s.at.outDir} {
-		if d == "" || (d == s.srcDir && !s.srcDirMoved) || (d == s.at.outDir && !s.outDirMoved) {
+		switch {
+		case d == "", d == s.srcDir && !s.srcDirMoved, d == s.at.outDir && !s.outDirMoved:
 			continue
+		case d == cwdPlaceholder+"/", d == basePlaceholder+"/":
+			continue // the places' paths, which they check
 		}
 		for off := 0; ; {
 			i := strings.Index(u[off:], d)
@@ -316,6 +366,9 @@ func (s *planShape) token(prev, u string, last bool, lang string) (string, bool)
 	if (stemIndex(rest, s.srcStem, 0) >= 0 || s.dirIndex(rest) >= 0) && !optionSpelling(u) {
 		return "", false
 	}
+	if s.parent != "" && strings.Contains(s.at.withoutToolPaths(rest), s.parent) {
+		return "", false
+	}
 	return v, true
 }
 
@@ -362,7 +415,7 @@ func (s *planShape) tempNames(v string) (string, bool) {
 func (s *planShape) fill(body string) string {
 	pairs := []string{srcStemPlaceholder, s.srcStem}
 	if s.srcDirMoved {
-		pairs = append(pairs, srcDirPlaceholder, s.srcDir)
+		pairs = append(pairs, s.srcDirPh, s.srcDir)
 	}
 	if s.outDirMoved {
 		pairs = append(pairs, outDirPlaceholder, s.at.outDir)

@@ -64,7 +64,21 @@ func psNormal(out, tmp string) string {
 // psCUDA is Debian's CUDA installation (make deps-cuda).
 const psCUDA = "/usr/lib/cuda"
 
-// psCommand is one file's command: its source and its -o.
+// psDir returns a new directory whose path offcc can template: a test's
+// TempDir has its name, which may hold ',' or '='.
+func psDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "offcc-shape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// psCommand is one file's command: its source and its -o. A source
+// ABS/NAME is NAME in the build directory, named by its absolute path,
+// OTHER/NAME in another directory.
 type psCommand struct{ src, out string }
 
 // TestPlanShapeRealClang learns each model's plan from one file's
@@ -121,6 +135,11 @@ func TestPlanShapeRealClang(t *testing.T) {
 			cmds: programs(".c")},
 		{name: "names that differ", flags: func(string) []string { return []string{"-c"} },
 			cmds: []psCommand{{"x.c", "y.o"}, {"y.c", "x.o"}, {"a.c", "xy.o"}, {"xy.c", "out/a.o"}, {"gen/b.c", "b.o"}}},
+		{name: "absolute sources", flags: func(out string) []string { return []string{"-g", "-MD", "-c"} },
+			cmds: []psCommand{{"ABS/a.c", "a.o"}, {"ABS/b.c", "b.o"}, {"ABS/sub/c.c", "out/c.o"}, {"OTHER/sub/c.c", "out/c.o"}},
+			miss: []psCommand{{"b.c", "b.o"}, {"ABS/b.cpp", "b.o"}}},
+		{name: "absolute HIP sources", flags: func(out string) []string { return cat(hip, []string{"-c"}) },
+			cmds: []psCommand{{"OTHER/a.hip", "a.o"}, {"ABS/b.hip", "b.o"}, {"ABS/sub/c.hip", "out/c.o"}}},
 		{name: "CMake's names", flags: func(out string) []string {
 			return []string{"-O2", "-MD", "-MT", out, "-MF", out + ".d", "-c"}
 		}, cmds: []psCommand{{"a.c", "CMakeFiles/x.dir/a.c.o"}, {"b.c", "CMakeFiles/x.dir/b.c.o"}, {"sub/c.c", "CMakeFiles/x.dir/sub/c.c.o"}, {"b.c", "CMakeFiles/x.dir/b.o"}}},
@@ -171,12 +190,19 @@ func TestPlanShapeRealClang(t *testing.T) {
 				llvmtest.CUDA(t) // fails under OFFCC_REQUIRE_CUDA=1
 				t.Skipf("no CUDA installation in %s", psCUDA)
 			}
-			dir := t.TempDir()
+			dir, other := psDir(t), psDir(t)
 			psTree(t, dir)
+			psTree(t, other)
 			t.Chdir(dir)
 			c := pcNew(filepath.Join(t.TempDir(), "cache"))
 			run := func(cmd psCommand, store bool) (got, want string, hit bool) {
-				args := append(tt.flags(cmd.out), cmd.src, "-o", cmd.out, "-###")
+				src := cmd.src
+				if rest, ok := strings.CutPrefix(src, "ABS/"); ok {
+					src = filepath.Join(dir, rest)
+				} else if rest, ok := strings.CutPrefix(src, "OTHER/"); ok {
+					src = filepath.Join(other, rest)
+				}
+				args := append(tt.flags(cmd.out), src, "-o", cmd.out, "-###")
 				q, ok := c.query(clang, "clang", args, []string{"A=1"}, dir, "")
 				if !ok {
 					t.Fatal("no key")
@@ -252,7 +278,9 @@ func TestPlanShapeKeyed(t *testing.T) {
 		{"a.c", "a.o", true, true},
 		{"sub/x/a.c", "obj/a.o", true, true},
 		{"../src/a.c", "../obj/a.o", false, false},
-		{"/w/src/a.c", "/w/b/a.o", false, false},
+		{"/w/src/a.c", "/w/b/a.o", true, false},
+		{"/w/b/a.c", "a.o", true, true},
+		{"/w/src/../a.c", "a.o", false, true},
 		{"./a.c", "./a.o", false, false},
 	} {
 		s := shape("-c", tt.src, "-o", tt.out)
@@ -289,6 +317,9 @@ func TestPlanShapeKeyed(t *testing.T) {
 	// for one file and not another): the exact key only.
 	if q, _ := (&planCache{}).query(clang, "offcc", []string{"-c", "a.c", "-o", "a.o", "-###"}, []string{"CCC_OVERRIDE_OPTIONS=s/b.c/x.c/"}, dir, ""); q.moved != "" || q.shape != "" {
 		t.Error("CCC_OVERRIDE_OPTIONS: a key without places, or a shape")
+	}
+	if abs, other := key("-O2", "-c", "/w/src/a.c", "-o", "a.o"), key("-O2", "-c", "/x/b.c", "-o", "b.o"); abs.shape == "" || abs.shape != other.shape || abs.shape == a.shape {
+		t.Error("sources in absolute directories: not one shape, or the shape of relative ones")
 	}
 	for _, other := range [][]string{
 		{"-O2", "-c", "a.cpp", "-o", "a.o"},
