@@ -44,9 +44,16 @@ import (
 // stored under the exact plan key and restores the paths it recorded.
 // Command entries live in the local store only.
 
-// KindCommand is a whole command's result: its outputs (blobs) and the
-// paths they go to.
-const KindCommand Kind = "command"
+// The kinds of command entries, both machine-local (their stats name this
+// machine's files): never exported, imported or shared.
+const (
+	// KindCommand is a whole command's result: its outputs (blobs) and
+	// the paths they go to.
+	KindCommand Kind = "command"
+	// KindCommandManifest lists, for a command line, the sets of files
+	// (by stat) its builds read and the command entry each gave.
+	KindCommandManifest Kind = "command-manifest"
+)
 
 // commandKeyVersion changes when command entries change meaning.
 const commandKeyVersion = "offcc command v1"
@@ -303,7 +310,7 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 // addCommandCandidate puts cand first in the command manifest under key.
 func (s *Session) addCommandCandidate(key Sum, cand *candidate) {
 	m := &manifest{}
-	if e, err := s.c.Store.Get(key); err == nil && e.Kind == KindManifest {
+	if e, err := s.c.Store.Get(key); err == nil && e.Kind == KindCommandManifest {
 		if old, err := decodeManifest(e.Record); err == nil {
 			m = old
 		}
@@ -316,7 +323,7 @@ func (s *Session) addCommandCandidate(key Sum, cand *candidate) {
 	}
 	m.Candidates = list
 	data, _ := json.Marshal(m)
-	s.c.Store.Replace(key, &Entry{Kind: KindManifest, Record: data})
+	s.c.Store.Replace(key, &Entry{Kind: KindCommandManifest, Record: data})
 }
 
 // RestoreCommand looks the command up (its moved entry, then its exact
@@ -334,7 +341,7 @@ func (s *Session) RestoreCommand(key CommandKey) bool {
 		}
 		mk := key.manifestKey(moved)
 		e, err := s.c.Store.Get(mk)
-		if err != nil || e.Kind != KindManifest {
+		if err != nil || e.Kind != KindCommandManifest {
 			continue
 		}
 		m, err := decodeManifest(e.Record)

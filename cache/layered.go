@@ -291,7 +291,9 @@ func WriteBlob(s Store, b Blob, name string) error {
 
 // machineLocalKind reports whether entries of kind k are of use on this
 // machine only.
-func machineLocalKind(k Kind) bool { return k == KindTool || k == KindLast || k == KindPeak }
+func machineLocalKind(k Kind) bool {
+	return k == KindTool || k == KindLast || k == KindPeak || k == KindCommand || k == KindCommandManifest
+}
 
 // Put stores e locally and, unless ReadOnly or without a trusted signing
 // key (and not Insecure), signed in the shared store. A shared entry already

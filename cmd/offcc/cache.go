@@ -381,14 +381,15 @@ const peaksShown = 5
 
 // entryKindDocs say what each kind of cache entry holds, for stats.
 var entryKindDocs = map[string]string{
-	string(cache.KindResult):   "a job's outputs and diagnostics",
-	string(cache.KindManifest): "direct mode: the header sets seen for a job's inputs, and the result each gave",
-	string(cache.KindPlan):     "clang's job list for a command line (OFFCC_PLAN_CACHE)",
-	string(cache.KindLast):     "the key text last stored for a job, for explain",
-	string(cache.KindTool):     "a tool file's content digest, by its identity",
-	string(cache.KindDerived):  "a digest computed from a file's bytes (OpenMP offload entries), by their digest",
-	string(cache.KindPeak):     "a job's learned peak memory, by its tool, kind, target and source",
-	string(cache.KindCommand):  "a whole compile's outputs, by its command line and the stats of the files it read",
+	string(cache.KindResult):          "a job's outputs and diagnostics",
+	string(cache.KindManifest):        "direct mode: the header sets seen for a job's inputs, and the result each gave",
+	string(cache.KindPlan):            "clang's job list for a command line (OFFCC_PLAN_CACHE)",
+	string(cache.KindLast):            "the key text last stored for a job, for explain",
+	string(cache.KindTool):            "a tool file's content digest, by its identity",
+	string(cache.KindDerived):         "a digest computed from a file's bytes (OpenMP offload entries), by their digest",
+	string(cache.KindPeak):            "a job's learned peak memory, by its tool, kind, target and source",
+	string(cache.KindCommand):         "a whole compile's outputs (command entries: machine-local)",
+	string(cache.KindCommandManifest): "for a compile's command line, the files its builds read (by stat) and the command entry each gave",
 }
 
 // sharedJSON is the shared cache's security as builds with the
