@@ -1,7 +1,5 @@
 package bundler
 
-import "github.com/zeebo/xxh3"
-
 // stringMap models llvm::StringMap's bucket layout so that iteration order
 // matches LLVM 22: the hash is the low 32 bits of xxh3_64bits, the table
 // starts with 16 buckets, probing is quadratic (+1, +2, ...), and after an
@@ -16,7 +14,9 @@ type stringMap struct {
 	tombs   int
 }
 
-func hashKey(k string) uint32 { return uint32(xxh3.HashString(k)) }
+// hashKey is llvm::StringMap's hash of a key: the low 32 bits of
+// xxh3_64bits (xxh3.go).
+func hashKey(k string) uint32 { return uint32(xxh3Hash64(k)) }
 
 func (m *stringMap) lookup(k string, h uint32) (bucket int, found bool) {
 	n := len(m.buckets)
