@@ -352,3 +352,53 @@ func (r *decodingReader) Close() error {
 	r.d = nil
 	return err
 }
+
+// Index files (and Redis entries) of more than indexCompressMin bytes are
+// stored compressed when that makes them smaller: a compile's manifest
+// lists every header it read, hundreds of paths and digests, and
+// manifests are most of a cache's bytes when objects are small. The
+// canonical index (EncodeIndex: what its checksum, a signature and an
+// archive cover) is the same either way.
+const indexCompressMin = 1 << 10
+
+// CompressIndex returns an entry's index (EncodeIndex's bytes) as a store
+// keeps it: zstd-compressed at comp's level when it is large enough and
+// that makes it smaller, else as it is (an index starts with "offcc-cache",
+// never with the zstd magic).
+func (c *Codec) CompressIndex(index []byte, comp Compression) []byte {
+	if comp.Off || len(index) < indexCompressMin {
+		return index
+	}
+	enc, err := c.encoder(comp.encoderLevel())
+	if err != nil {
+		return index
+	}
+	out := enc.EncodeAll(index, make([]byte, 0, len(index)/4))
+	if len(out) >= len(index) {
+		return index
+	}
+	return out
+}
+
+// ExpandIndex returns the index a store kept as data (CompressIndex):
+// data itself, or data decompressed, at most limit bytes of it. A
+// compressed index that does not decode, or decodes to more than limit
+// bytes, is an error (a damaged entry: a miss).
+func (c *Codec) ExpandIndex(data []byte, limit int64) ([]byte, error) {
+	if !isZstd(data) {
+		return data, nil
+	}
+	r, err := c.NewReader(io.NopCloser(bytes.NewReader(data)), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) > limit {
+		return nil, fmt.Errorf("%w: a compressed index of more than %d bytes", ErrCorrupt, limit)
+	}
+	return out, nil
+}

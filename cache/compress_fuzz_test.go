@@ -45,3 +45,30 @@ func FuzzDecodeBlob(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExpandIndex feeds ExpandIndex, which reads the index files and
+// Redis entries a store keeps (compressed or not), arbitrary bytes: it must
+// not panic, nor give more than its limit; what it gives goes to
+// DecodeIndex, which must not panic either.
+func FuzzExpandIndex(f *testing.F) {
+	var c Codec
+	index := EncodeIndex(&Entry{Kind: KindManifest, Record: compressible(2000)})
+	f.Add(c.CompressIndex(index, Compression{}))
+	f.Add(index)
+	f.Add(append(zstdFrameHeader(0, 4<<30), 0x01, 0x00, 0x00))
+	f.Add([]byte{})
+	const limit = 4 << 10
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := c.ExpandIndex(data, limit)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v, not ErrCorrupt", err)
+			}
+			return
+		}
+		if len(out) > limit && isZstd(data) {
+			t.Fatalf("%d bytes out, over the limit of %d", len(out), limit)
+		}
+		DecodeIndex(out)
+	})
+}

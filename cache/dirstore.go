@@ -25,7 +25,8 @@ import (
 // entry's kind, record and blob list, headed by the SHA-256 of the rest)
 // and one file per blob, zstd-compressed at Compression's level unless that
 // does not make it smaller (see compress.go: a blob file starting with the
-// zstd magic is compressed, any other holds the bytes as they are). An
+// zstd magic is compressed, any other holds the bytes as they are; an index
+// of more than 1 KiB, a manifest's list of headers, is compressed too). An
 // entry is written as a temporary directory beside its final name
 // (.tmp-*) and renamed into place, so readers see a whole entry or none;
 // entries are never written in place. Replacing one renames the old entry
@@ -176,6 +177,9 @@ func (s *DirStore) Get(key Sum) (*Entry, error) {
 	name := filepath.Join(dir, indexName)
 	data, info, err := readSmallStat(name, maxIndexSize)
 	if err != nil {
+		return nil, ErrNotFound
+	}
+	if data, err = s.codec.ExpandIndex(data, maxIndexSize); err != nil {
 		return nil, ErrNotFound
 	}
 	e, err := DecodeIndex(data)
@@ -351,7 +355,8 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 	// fsyncs): a crash may lose the newest entries or leave one torn,
 	// and a torn entry is a miss, never a wrong hit (the index carries
 	// its own SHA-256, each blob is verified as it is read).
-	if err := writeNew(filepath.Join(tmp, indexName), EncodeIndex(&stored), 0o666); err != nil {
+	index := s.codec.CompressIndex(EncodeIndex(&stored), s.Compression)
+	if err := writeNew(filepath.Join(tmp, indexName), index, 0o666); err != nil {
 		return err
 	}
 	// Something may be there already: keep a sound entry (Put), or move
@@ -520,16 +525,22 @@ func (s *DirStore) walk(fn func(key Sum, dir string, e *Entry, info os.FileInfo)
 			index := filepath.Join(p, indexName)
 			info, err := os.Stat(index)
 			var e *Entry
+			raw := 0
 			if err == nil {
-				if data, rerr := readSmall(index, maxIndexSize); rerr == nil {
+				data, rerr := readSmall(index, maxIndexSize)
+				if rerr == nil {
+					data, rerr = s.codec.ExpandIndex(data, maxIndexSize)
+				}
+				if rerr == nil {
 					e, _ = DecodeIndex(data)
+					raw = len(data)
 				}
 			} else if info, err = os.Lstat(p); err != nil {
 				continue
 			}
 			if e != nil {
 				e.Used = info.ModTime()
-				e.indexBytes = info.Size()
+				e.indexBytes, e.indexRaw = info.Size(), int64(raw)
 				for i := range e.Blobs {
 					b := &e.Blobs[i]
 					b.Path = filepath.Join(p, b.Name)

@@ -94,8 +94,9 @@ type Entry struct {
 	Signature *trust.Signature
 
 	// indexBytes is the size of the entry's index file, when
-	// DirStore.Walk read it (its blobs' Stored are then set); 0 otherwise.
-	indexBytes int64
+	// DirStore.Walk read it (its blobs' Stored are then set), and
+	// indexRaw its size uncompressed; 0 otherwise.
+	indexBytes, indexRaw int64
 }
 
 // Size returns the bytes an entry occupies: its record and blobs.
@@ -125,7 +126,7 @@ func (e *Entry) DiskSize() int64 {
 // UncompressedSize returns the bytes an entry takes in a DirStore that
 // does not compress: its index and its blobs' bytes.
 func (e *Entry) UncompressedSize() int64 {
-	n := e.indexBytes
+	n := e.indexRaw
 	if n == 0 {
 		n = int64(len(EncodeIndex(e)))
 	}

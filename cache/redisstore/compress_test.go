@@ -204,3 +204,44 @@ func TestCompressedTamper(t *testing.T) {
 		})
 	}
 }
+
+// TestCompressedEntries: a large entry (a manifest) is stored compressed
+// and reads back through Get and Walk; a compressed entry that does not
+// decode, or decodes past MaxIndex, is a miss.
+func TestCompressedEntries(t *testing.T) {
+	s, _, rc := setup(t, redisstore.Options{MaxIndex: 64 << 10})
+	ctx := context.Background()
+	rec := text(50000)
+	if err := s.Replace(key("m"), &cache.Entry{Kind: cache.KindManifest, Record: rec}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rc.Get(ctx, "offcc:e:"+key("m").String()).Bytes()
+	if err != nil || len(raw) > 20000 || !bytes.HasPrefix(raw, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		t.Errorf("the entry is stored as %d bytes starting %q, %v", len(raw), raw[:min(8, len(raw))], err)
+	}
+	if e, err := s.Get(key("m")); err != nil || !bytes.Equal(e.Record, rec) {
+		t.Errorf("Get: %v", err)
+	}
+	walked := 0
+	s.Walk(func(k cache.Sum, e *cache.Entry) error {
+		if k == key("m") && bytes.Equal(e.Record, rec) {
+			walked++
+		}
+		return nil
+	})
+	if walked != 1 {
+		t.Errorf("Walk found the entry %d times", walked)
+	}
+	enc, _ := zstd.NewWriter(nil)
+	for name, v := range map[string][]byte{
+		"truncated":        raw[:len(raw)-5],
+		"past MaxIndex":    enc.EncodeAll(append(cache.EncodeIndex(&cache.Entry{Kind: cache.KindPlan}), make([]byte, 65<<10)...), nil),
+		"not an index":     enc.EncodeAll([]byte("hello"), nil),
+		"changed manifest": enc.EncodeAll(append(cache.EncodeIndex(&cache.Entry{Kind: cache.KindManifest, Record: rec}), ' '), nil),
+	} {
+		rc.Set(ctx, "offcc:e:"+key("m").String(), v, 0)
+		if _, err := s.Get(key("m")); err != cache.ErrNotFound {
+			t.Errorf("%s: Get = %v, want ErrNotFound", name, err)
+		}
+	}
+}

@@ -6,7 +6,9 @@
 //
 //	<prefix>e:<key hex>      string: cache.EncodeIndex of the entry (kind,
 //	                         record, blob list with sizes and SHA-256s,
-//	                         the writer's signature; checksummed)
+//	                         the writer's signature; checksummed), zstd-
+//	                         compressed when over 1 KiB and that makes it
+//	                         smaller (cache.Codec.CompressIndex)
 //	<prefix>b:<sha256 hex>   hash: one blob, shared by every entry that
 //	                         holds those bytes (the SHA-256 is of the bytes
 //	                         uncompressed). Stored as they are, field "m"
@@ -293,6 +295,9 @@ func (s *Store) Get(key cache.Sum) (*cache.Entry, error) {
 	if len(data) > s.opt.MaxIndex {
 		return nil, cache.ErrNotFound
 	}
+	if data, err = s.codec.ExpandIndex(data, int64(s.opt.MaxIndex)); err != nil {
+		return nil, cache.ErrNotFound
+	}
 	e, err := cache.DecodeIndex(data)
 	if err != nil {
 		return nil, cache.ErrNotFound
@@ -337,6 +342,7 @@ func (s *Store) put(key cache.Sum, e *cache.Entry, replace bool) (uploaded int64
 	if _, err := cache.DecodeIndex(index); err != nil {
 		return 0, fmt.Errorf("entry %s: %v", key, err) // bad blob names
 	}
+	index = s.codec.CompressIndex(index, s.opt.Compression)
 	present, err := s.present(e.Blobs)
 	if err != nil {
 		return 0, err
@@ -715,7 +721,11 @@ func (s *Store) Walk(fn func(key cache.Sum, e *cache.Entry) error) error {
 				continue
 			}
 			seen[key] = true
-			e, err := cache.DecodeIndex([]byte(text))
+			data, err := s.codec.ExpandIndex([]byte(text), int64(s.opt.MaxIndex))
+			if err != nil {
+				continue
+			}
+			e, err := cache.DecodeIndex(data)
 			if err != nil {
 				continue
 			}
