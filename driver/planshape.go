@@ -18,8 +18,9 @@ import (
 // project finds the plan of the first and starts no clang -###. Their
 // directories are placeholders too where they are relative and clean
 // (one placeholder for the source's, one for the output's), and for the
-// source where it is absolute and clean (a third one: CMake names sources
-// by absolute paths); other directories are keyed as they are. The shape
+// source wherever it is (a third one for an absolute directory: CMake names
+// sources by absolute paths, or by relative ones under OFFCC_BASE_DIR);
+// the output's other directories are keyed as they are. The shape
 // is filled in on top of the places (planPlaces: the working and base
 // directories and the output's stem, the private temporary directory).
 //
@@ -94,12 +95,12 @@ type planShape struct {
 	// a template names it.
 	srcDirMoved bool
 	srcDirPh    string
+	srcKey      string
 	// parent is the working directory's parent where no argument but the
 	// source names it and the source's absolute directory is a
 	// placeholder: it may then not appear in a job (see planPlaces.parent,
 	// which the source's name exempted).
 	parent string
-	srcKey string
 	// outDirMoved is set when the output's directory (at.outDir) is a
 	// placeholder (relative).
 	outDirMoved bool
@@ -152,11 +153,9 @@ func newPlanShape(p *planPlaces, args []string) *planShape {
 	if s.srcStem == "." || s.srcStem == ".." || strings.HasSuffix(s.srcStem, ".") {
 		return nil
 	}
-	switch {
-	case relativeDir(s.srcDir):
-		s.srcDirMoved, s.srcDirPh = true, srcDirPlaceholder
-	case absoluteDir(s.srcDir):
-		s.srcDirMoved, s.srcDirPh = true, srcAbsPlaceholder
+	s.srcDirPh = sourceDirPlaceholder(s.srcDir)
+	s.srcDirMoved = s.srcDirPh != ""
+	if s.srcDirPh == srcAbsPlaceholder {
 		if p.cwd != "" {
 			others := append(append([]string{}, args[:in.Index]...), args[in.Index+1:]...)
 			if parent := filepath.Dir(p.cwd); strings.Count(parent, "/") >= 2 && parent != p.base && !argsContain(others, parent) {
@@ -201,9 +200,10 @@ func newPlanShape(p *planPlaces, args []string) *planShape {
 	return s
 }
 
-// relativeDir reports whether dir, a directory with its trailing slash or
-// "", is one whose name clang's jobs only copy: empty, or relative, clean
-// and without "..".
+// relativeDir reports whether the output's directory dir (with its
+// trailing slash, or "") can be a placeholder: empty, or relative, clean
+// and without "..", where the places find the output (planPlaces.relOut:
+// the assembler's -object-file-name joins it to the working directory).
 func relativeDir(dir string) bool {
 	if dir == "" {
 		return true
@@ -220,26 +220,28 @@ func relativeDir(dir string) bool {
 	return true
 }
 
-// absoluteDir reports whether dir, a directory with its trailing slash
-// and its paths templated, is absolute and clean: "/x/y/", or under the
-// working or base directory's placeholder.
-func absoluteDir(dir string) bool {
-	d, ok := strings.CutSuffix(dir, "/")
-	if !ok {
-		return false
-	}
-	for _, start := range []string{cwdPlaceholder, basePlaceholder, ""} {
-		if rest, ok := strings.CutPrefix(d, start+"/"); ok {
-			if start == "" && d == "" {
-				return false
+// sourceDirPlaceholder returns the placeholder of a source's directory
+// (with its trailing slash, or "", its paths templated): srcDirPlaceholder
+// for a relative one ("", "src/", "../src/"), srcAbsPlaceholder for an
+// absolute one ("/x/", or under the working or base directory's
+// placeholder). clang's driver copies the source as it is written, so any
+// directory of a plain name will do; only the two kinds stay apart.
+func sourceDirPlaceholder(dir string) string {
+	for _, ph := range []string{cwdPlaceholder, basePlaceholder} {
+		if rest, ok := strings.CutPrefix(dir, ph+"/"); ok {
+			if strings.Contains(rest, "\x00") {
+				return ""
 			}
-			return relativeDir(rest + "/")
-		}
-		if start != "" && d == start {
-			return true
+			return srcAbsPlaceholder
 		}
 	}
-	return false
+	switch {
+	case strings.Contains(dir, "\x00"):
+		return ""
+	case strings.HasPrefix(dir, "/"):
+		return srcAbsPlaceholder
+	}
+	return srcDirPlaceholder
 }
 
 // moveOutDir puts the output directory's placeholder before every output

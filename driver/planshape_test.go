@@ -78,7 +78,7 @@ func psDir(t *testing.T) string {
 
 // psCommand is one file's command: its source and its -o. A source
 // ABS/NAME is NAME in the build directory, named by its absolute path,
-// OTHER/NAME in another directory.
+// OTHER/NAME in another directory; BUILD is the build directory's name.
 type psCommand struct{ src, out string }
 
 // TestPlanShapeRealClang learns each model's plan from one file's
@@ -119,7 +119,9 @@ func TestPlanShapeRealClang(t *testing.T) {
 		cuda bool // needs the CUDA toolkit
 	}{
 		{name: "C -c", flags: func(string) []string { return []string{"-O2", "-Wall", "-c"} }, cmds: objects(".c", ".o"),
-			miss: []psCommand{{"b.cpp", "b.o"}, {"b.cu", "b.o"}, {"b.c", "b.s"}, {"gen/../b.c", "b.o"}, {"b.c", "out/../b.o"}}},
+			miss: []psCommand{{"b.cpp", "b.o"}, {"b.cu", "b.o"}, {"b.c", "b.s"}, {"b.c", "out/../b.o"}, {"ABS/b.c", "b.o"}}},
+		{name: "sources out of the build directory", flags: func(string) []string { return []string{"-O2", "-g", "-c"} },
+			cmds: []psCommand{{"gen/../a.c", "a.o"}, {"b.c", "b.o"}, {"./sub/c.c", "out/c.o"}, {"../BUILD/sub/c.c", "c.o"}}},
 		{name: "C++ -c", flags: func(string) []string { return []string{"-std=c++17", "-c"} }, cmds: objects(".cpp", ".o"),
 			miss: []psCommand{{"b.c", "b.o"}}},
 		{name: "-S", flags: func(string) []string { return []string{"-O1", "-S"} }, cmds: objects(".c", ".s")},
@@ -196,7 +198,7 @@ func TestPlanShapeRealClang(t *testing.T) {
 			t.Chdir(dir)
 			c := pcNew(filepath.Join(t.TempDir(), "cache"))
 			run := func(cmd psCommand, store bool) (got, want string, hit bool) {
-				src := cmd.src
+				src := strings.ReplaceAll(cmd.src, "BUILD", filepath.Base(dir))
 				if rest, ok := strings.CutPrefix(src, "ABS/"); ok {
 					src = filepath.Join(dir, rest)
 				} else if rest, ok := strings.CutPrefix(src, "OTHER/"); ok {
@@ -277,11 +279,11 @@ func TestPlanShapeKeyed(t *testing.T) {
 	}{
 		{"a.c", "a.o", true, true},
 		{"sub/x/a.c", "obj/a.o", true, true},
-		{"../src/a.c", "../obj/a.o", false, false},
+		{"../src/a.c", "../obj/a.o", true, false},
 		{"/w/src/a.c", "/w/b/a.o", true, false},
 		{"/w/b/a.c", "a.o", true, true},
-		{"/w/src/../a.c", "a.o", false, true},
-		{"./a.c", "./a.o", false, false},
+		{"/w/src/../a.c", "a.o", true, true},
+		{"./a.c", "./a.o", true, false},
 	} {
 		s := shape("-c", tt.src, "-o", tt.out)
 		if s == nil {
@@ -325,7 +327,7 @@ func TestPlanShapeKeyed(t *testing.T) {
 		{"-O2", "-c", "a.cpp", "-o", "a.o"},
 		{"-O2", "-c", "a.c", "-o", "a.obj"},
 		{"-O1", "-c", "a.c", "-o", "a.o"},
-		{"-O2", "-c", "../a.c", "-o", "a.o"},
+		{"-O2", "-c", "/w/a.c", "-o", "a.o"},
 		{"-O2", "-S", "a.c", "-o", "a.o"},
 	} {
 		if q := key(other...); q.shape == a.shape {
