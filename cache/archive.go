@@ -280,7 +280,7 @@ func neverImported(k Kind) string {
 	switch k {
 	case KindPlan:
 		return "plans are derived again, never imported"
-	case KindTool, KindLast, KindPeak, KindCommand, KindCommandManifest:
+	case KindTool, KindLast, KindPeak, KindCommand, KindCommandManifest, KindDigests:
 		return "machine-local"
 	}
 	return ""
@@ -379,13 +379,13 @@ func (c *Cache) checkImportTrust(items []*importItem) error {
 }
 
 // machineLocal are the entry kinds export --all leaves out.
-var machineLocal = map[Kind]bool{KindTool: true, KindLast: true, KindPeak: true, KindCommand: true, KindCommandManifest: true}
+var machineLocal = map[Kind]bool{KindTool: true, KindLast: true, KindPeak: true, KindCommand: true, KindCommandManifest: true, KindDigests: true}
 
 // knownKinds are the entry kinds an archive may hold (Import stores those
 // neverImported does not name, and skips the rest).
 var knownKinds = map[Kind]bool{
 	KindResult: true, KindManifest: true, KindLast: true, KindPlan: true, KindTool: true, KindDerived: true, KindPeak: true,
-	KindCommand: true, KindCommandManifest: true,
+	KindCommand: true, KindCommandManifest: true, KindDigests: true,
 }
 
 // checkImport checks an archive's entries, returning them by key, in key

@@ -70,10 +70,14 @@ type fileDigests struct {
 	// now is the clock a digest's settled mark is taken by (tests move
 	// it); nil is time.Now.
 	now func() time.Time
+	// memo keeps digests across builds; nil for none.
+	memo *digestMemo
 }
 
-func newFileDigests(tempDir string) *fileDigests {
-	return &fileDigests{files: map[string]*fileInfo{}, temp: []byte(tempDir + "/")}
+// newFileDigests returns a build's digests, kept across builds in memo
+// (nil for none).
+func newFileDigests(tempDir string, memo *digestMemo) *fileDigests {
+	return &fileDigests{files: map[string]*fileInfo{}, temp: []byte(tempDir + "/"), memo: memo}
 }
 
 // get returns the digest of name (as the build saw it first).
@@ -84,12 +88,21 @@ func (d *fileDigests) get(name string) *fileInfo {
 	if fi != nil {
 		return fi
 	}
-	clock := time.Now
-	if d.now != nil {
-		clock = d.now
+	keep := d.memo != nil && memoable(name, d.temp)
+	if keep {
+		fi = d.memo.lookup(name)
 	}
-	fi = hashFile(name, d.temp)
-	fi.settled = fi.err == nil && fi.stat.trusted(clock())
+	if fi == nil {
+		clock := time.Now
+		if d.now != nil {
+			clock = d.now
+		}
+		fi = hashFile(name, d.temp)
+		fi.settled = fi.err == nil && fi.stat.trusted(clock())
+		if keep {
+			d.memo.add(name, fi)
+		}
+	}
 	d.mu.Lock()
 	if old := d.files[name]; old != nil {
 		fi = old

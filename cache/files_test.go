@@ -55,7 +55,7 @@ func TestCurrentDigest(t *testing.T) {
 	// Same size, same stat but for the bytes: what only a rehash sees.
 	// (The clock is moved, not the file: a file's ctime cannot be set.)
 	clock := time.Now()
-	d := newFileDigests(filepath.Join(dir, "tmp"))
+	d := newFileDigests(filepath.Join(dir, "tmp"), nil)
 	d.now = func() time.Time { return clock }
 	write("int a;\n")
 	if fi := d.get(p); fi.err != nil || fi.settled {

@@ -292,7 +292,7 @@ func WriteBlob(s Store, b Blob, name string) error {
 // machineLocalKind reports whether entries of kind k are of use on this
 // machine only.
 func machineLocalKind(k Kind) bool {
-	return k == KindTool || k == KindLast || k == KindPeak || k == KindCommand || k == KindCommandManifest
+	return k == KindTool || k == KindLast || k == KindPeak || k == KindCommand || k == KindCommandManifest || k == KindDigests
 }
 
 // Put stores e locally and, unless ReadOnly or without a trusted signing

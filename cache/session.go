@@ -92,7 +92,7 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 	s := &Session{
 		c: c, store: c.Store, tempDir: tempDir, prepare: opt.PrepareTempDir, self: opt.Self, env: envMap(opt.Env),
 		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
-		files: newFileDigests(tempDir), tools: newToolDigests(c.Store, c.Writable()),
+		files: newFileDigests(tempDir, newDigestMemo(c.Store, c.Writable())), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, reals: map[string]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}
 	if c.Remote != nil {
@@ -631,6 +631,7 @@ func (s *Session) Stats() Stats {
 // cache if it stored something and the last trim is TrimInterval ago.
 func (s *Session) Close() {
 	s.pending.Wait()
+	s.files.memo.flush()
 	s.mu.Lock()
 	st, wrote := s.stats.clone(), s.wrote
 	s.mu.Unlock()

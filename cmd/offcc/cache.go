@@ -390,6 +390,7 @@ var entryKindDocs = map[string]string{
 	string(cache.KindPeak):            "a job's learned peak memory, by its tool, kind, target and source",
 	string(cache.KindCommand):         "a whole compile's outputs (command entries: machine-local)",
 	string(cache.KindCommandManifest): "for a compile's command line, the files its builds read (by stat) and the command entry each gave",
+	string(cache.KindDigests):         "a directory's file digests, by the files' stats (headers are hashed once per machine)",
 }
 
 // sharedJSON is the shared cache's security as builds with the
