@@ -411,3 +411,31 @@ func TestPlanShapeTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanShapeMissingSource fills a shape in for a source that does not
+// exist: the plan is found, and clangJobs' check that its sources exist
+// refuses it, so that clang says what is missing.
+func TestPlanShapeMissingSource(t *testing.T) {
+	clang := llvmtest.Clang(t)
+	dir := psDir(t)
+	psTree(t, dir)
+	t.Chdir(dir)
+	c := pcNew(filepath.Join(t.TempDir(), "cache"))
+	flags := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c"}
+	learn := append(append([]string{}, flags...), "a.c", "-o", "a.o", "-###")
+	q, _ := c.query(clang, "clang", learn, nil, dir, "")
+	tmp := t.TempDir()
+	c.save(q, tmp, pcHashHashHash(t, clang, dir, tmp, learn))
+	q, _ = c.query(clang, "clang", append(append([]string{}, flags...), "gone.c", "-o", "gone.o", "-###"), nil, dir, "")
+	out, hit := c.lookup(q, tmp)
+	if !hit {
+		t.Fatal("no plan for gone.c")
+	}
+	_, jobs, err := parseHashHashHash(out, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sourcesExist(jobs, tmp) {
+		t.Error("the plan of a source that does not exist passed the check that its sources exist")
+	}
+}
