@@ -3,7 +3,7 @@
 # farm with one worker core, against the client's one core alone.
 #
 #   scripts/bench-farm-cuda.sh                    # RUNS=3, sm_52,sm_70,sm_80,sm_86
-#   RUNS=5 KERNELS=80 scripts/bench-farm-cuda.sh
+#   RUNS=5 KERNELS=40 NICE=-10 scripts/bench-farm-cuda.sh
 #
 # The TU: testdata/cuda/toolkit/kernels.cu (kernels with math library
 # calls, a device variable, a constant table, a template; the CUDA
@@ -37,9 +37,11 @@
 #
 # Env: OFFCC (default bin/offcc), CLANG (default /usr/lib/llvm-22/bin/clang),
 #      RUNS (default 3), ARCHS (default sm_52,sm_70,sm_80,sm_86), KERNELS
-#      (generated kernels, default 40), REDIS_SERVER, REDIS_CLI (default
+#      (generated kernels, default 120, as bench-farm.sh's HIP TU), REDIS_SERVER, REDIS_CLI (default
 #      redis-server, redis-cli on PATH), WAIT_S (how long to wait for the
-#      worker to come and go, default 30).
+#      worker to come and go, default 30), NICE (the niceness the client,
+#      clang and the worker run at, default 0: on a machine others load,
+#      -10 gives them most of their CPUs; needs root).
 # Needs redis-server, redis-cli, taskset, ptxas, fatbinary and nvlink on
 # PATH (Debian's nvidia-cuda-toolkit: make deps-cuda), and two CPUs (on
 # one, client and worker share it and the figures say nothing).
@@ -52,10 +54,11 @@ OFFCC=${OFFCC:-$PWD/bin/offcc}
 CLANG=${CLANG:-/usr/lib/llvm-22/bin/clang}
 RUNS=${RUNS:-3}
 ARCHS=${ARCHS:-sm_52,sm_70,sm_80,sm_86}
-KERNELS=${KERNELS:-40}
+KERNELS=${KERNELS:-120}
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 REDIS_CLI=${REDIS_CLI:-$(command -v redis-cli || true)}
 WAIT_S=${WAIT_S:-30}
+NICE=${NICE:-0}
 
 die() {
 	echo "bench: $*" >&2
@@ -68,6 +71,7 @@ for v in RUNS WAIT_S; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v}: want a positive integer"
 done
 [[ $KERNELS =~ ^[0-9]+$ ]] || die "KERNELS=$KERNELS: want a number"
+[[ $NICE =~ ^-?[0-9]+$ ]] || die "NICE=$NICE: want a niceness such as -10"
 [[ $ARCHS =~ ^sm_[0-9]+[af]?(,sm_[0-9]+[af]?)*$ ]] || die "ARCHS=$ARCHS: want sm archs, comma-separated"
 [ -x "$OFFCC" ] || die "$OFFCC not found (run make build)"
 [ -x "$CLANG" ] || die "$CLANG not found (run make deps)"
@@ -204,7 +208,7 @@ url=redis://127.0.0.1:$port
 start_worker() {
 	local pre=$1 i
 	setsid env PATH="${pre:+$pre:}$PATH" OFFCC_SIGNING_KEY="$work/bench-worker.key" OFFCC_TRUSTED_CLIENTS="$work/bench-client.pub" \
-		taskset -c "$worker_cpu" "$OFFCC" worker --redis "$url" --jobs 1 --name w1 --dir "$work/jobs" \
+		nice -n "$NICE" taskset -c "$worker_cpu" "$OFFCC" worker --redis "$url" --jobs 1 --name w1 --dir "$work/jobs" \
 		>"$work/worker.log" 2>&1 &
 	worker_pid=$!
 	for ((i = 0; i < WAIT_S * 10; i++)); do
@@ -225,10 +229,10 @@ build() {
 	local mode=$1 out=$2
 	rm -rf "$OFFCC_CACHE_DIR"
 	case $mode in
-	clang) (cd "$work/tu" && taskset -c "$client_cpu" "$CLANG" "${flags[@]}" -o "$out") ;;
-	local) (cd "$work/tu" && taskset -c "$client_cpu" "$OFFCC" -j1 "${flags[@]}" -o "$out") ;;
+	clang) (cd "$work/tu" && nice -n "$NICE" taskset -c "$client_cpu" "$CLANG" "${flags[@]}" -o "$out") ;;
+	local) (cd "$work/tu" && nice -n "$NICE" taskset -c "$client_cpu" "$OFFCC" -j1 "${flags[@]}" -o "$out") ;;
 	*) (cd "$work/tu" && env OFFCC_REMOTE_EXEC="$url" OFFCC_SIGNING_KEY="$work/bench-client.key" \
-		OFFCC_TRUSTED_WORKERS="$work/bench-worker.pub" taskset -c "$client_cpu" "$OFFCC" -j1 "${flags[@]}" -o "$out") ;;
+		OFFCC_TRUSTED_WORKERS="$work/bench-worker.pub" nice -n "$NICE" taskset -c "$client_cpu" "$OFFCC" -j1 "${flags[@]}" -o "$out") ;;
 	esac
 }
 
@@ -316,7 +320,7 @@ warn_other() {
 lw=$(median 1 "$work/local.t") fw=$(median 1 "$work/farm.t") nw=$(median 1 "$work/farm-nocuda.t") cw=$(median 1 "$work/clang.t")
 lc=$(cpu_median "$work/local.t") fc=$(cpu_median "$work/farm.t") nc=$(cpu_median "$work/farm-nocuda.t") cc=$(cpu_median "$work/clang.t")
 echo
-echo "CUDA TU ($narchs archs: $ARCHS; testdata/cuda/toolkit/kernels.cu and $KERNELS generated kernels), -O2 -c -j1, client on one CPU, build cache off; median of $RUNS runs, $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))."
+echo "CUDA TU ($narchs archs: $ARCHS; testdata/cuda/toolkit/kernels.cu and $KERNELS generated kernels), -O2 -c -j1, client on one CPU, build cache off; median of $RUNS runs, $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), niceness $NICE."
 echo
 echo "| mode | wall (s) | client CPU (s) | worker's CPU busy (s) | other CPU on the client's (s) | speed-up over the client alone |"
 echo "|---|---:|---:|---:|---:|---:|"
