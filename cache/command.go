@@ -76,6 +76,42 @@ type CommandKey struct {
 	// Start is when the build began: the files the entry lists must have
 	// been left alone for trustStatAge before it.
 	Start time.Time
+	// Args are the command line's words: an exact entry restores only
+	// files they name (see mayWrite).
+	Args []string
+}
+
+// mayWrite reports whether a command with key k may write path: its -o
+// file, its -MF file (-MF FILE, -MFFILE), or the dependency file -MD
+// names after the -o file. A command entry naming any other path is not
+// restored (and a command writing one stores none): whoever could write
+// the cache must not direct offcc's writes elsewhere, the sources above
+// all.
+func (k CommandKey) mayWrite(path string) bool {
+	if path == "" {
+		return false
+	}
+	same := func(a, b string) bool { return a != "" && absName(a) == absName(b) }
+	if same(k.Output, path) || k.Output != "" && same(strings.TrimSuffix(k.Output, filepath.Ext(k.Output))+".d", path) {
+		return true
+	}
+	for i, w := range k.Args {
+		if (w == "-MF" || w == "-o") && i+1 < len(k.Args) && same(k.Args[i+1], path) {
+			return true
+		}
+		if len(w) > 3 && strings.HasPrefix(w, "-MF") && same(w[3:], path) {
+			return true
+		}
+	}
+	return false
+}
+
+// absName is p made absolute (against the working directory), or p.
+func absName(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 func (k CommandKey) manifestKey(moved bool) Sum {
@@ -266,7 +302,12 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 		c.Absent = append(c.Absent, p)
 	}
 	sort.Strings(c.Absent)
-	moved := key.Moved != "" && key.Output != "" && len(outs) == 1 && outs[0] == key.Output
+	for _, o := range outs {
+		if !key.mayWrite(o) {
+			return fmt.Sprintf("it writes %s, which its command line does not name", o)
+		}
+	}
+	moved := key.Moved != "" && key.Output != "" && len(outs) == 1 && absName(outs[0]) == absName(key.Output)
 	for _, text := range s.cmd.texts {
 		for _, p := range key.Places {
 			if p != "" && strings.Contains(text, p) {
@@ -357,7 +398,7 @@ func (s *Session) RestoreCommand(key CommandKey) bool {
 			if err != nil || rk != commandResultKey(mk, c) {
 				continue
 			}
-			if s.restoreCommand(rk, moved, key.Output) {
+			if s.restoreCommand(rk, moved, key) {
 				return true
 			}
 		}
@@ -386,7 +427,7 @@ func (s *Session) commandFits(c *candidate) bool {
 }
 
 // restoreCommand writes the outputs of the command entry rk.
-func (s *Session) restoreCommand(rk Sum, moved bool, output string) bool {
+func (s *Session) restoreCommand(rk Sum, moved bool, key CommandKey) bool {
 	e, err := s.c.Store.Get(rk)
 	if err != nil || e.Kind != KindCommand {
 		return false
@@ -397,10 +438,16 @@ func (s *Session) restoreCommand(rk Sum, moved bool, output string) bool {
 	}
 	paths := rec.Outputs
 	if moved {
-		paths = []string{output}
+		paths = []string{key.Output}
 	}
 	if len(paths) != len(e.Blobs) || len(paths) == 0 {
 		return false
+	}
+	for _, p := range paths {
+		if !key.mayWrite(p) {
+			s.explainf("command: entry %s names %q, which the command does not write: not used\n", rk.String()[:16], p)
+			return false
+		}
 	}
 	var bytes int64
 	for i, b := range e.Blobs {

@@ -34,7 +34,7 @@ func (inv *Invocation) commandKey(clang string, opts *Options, clangArgs []strin
 	if !ok {
 		return cache.CommandKey{}, nil, false
 	}
-	key := cache.CommandKey{Exact: q.exact, Moved: q.moved, Places: []string{cwd}, Start: start}
+	key := cache.CommandKey{Exact: q.exact, Moved: q.moved, Places: []string{cwd}, Start: start, Args: clangArgs}
 	if base != "" {
 		key.Places = append(key.Places, base)
 	}

@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/offcc/offcc/cache"
 )
 
 // Command entries: a compile the cache holds whole is answered before it is
@@ -168,4 +172,53 @@ func TestCommandCacheNotWhole(t *testing.T) {
 	if hit, _, r := w.wholeBuild(t, w.path("other"), dep...); hit {
 		t.Errorf("a compile with -MD answered whole in another directory (its .d names the object):\n%s", r.stderr)
 	}
+}
+
+// TestCommandCacheForgedOutputs: a command entry rewritten to name other
+// files than the command writes (the source, a file beside the build) is
+// not restored: the build goes through its jobs, the files named are left
+// alone, and the object is clang's.
+func TestCommandCacheForgedOutputs(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{"k.c": "int k(int x) { return x + 1; }\n"})
+	settle()
+	flags := args("-O2", "-c", "k.c", "-MD", "-o", "k.o")
+	w.wholeBuild(t, w.dir, flags...)
+	if _, stored, r := w.wholeBuild(t, w.dir, flags...); !stored {
+		t.Fatalf("no command entry stored:\n%s", r.stderr)
+	}
+	src := mustReadTB(t, w.path("k.c"))
+	store := cache.NewDirStore(w.cacheDir)
+	forged := 0
+	err := store.Walk(func(key cache.Sum, e *cache.Entry) error {
+		if e.Kind != cache.KindCommand {
+			return nil
+		}
+		var rec struct {
+			Outputs []string `json:"outputs"`
+		}
+		if err := json.Unmarshal(e.Record, &rec); err != nil || len(rec.Outputs) != 2 {
+			t.Fatalf("command entry %s: record %q", key, e.Record)
+		}
+		// The object's bytes to the source, the .d file's beside the
+		// build directory.
+		rec.Outputs = []string{"k.c", filepath.Join(filepath.Dir(w.dir), "planted.d")}
+		e.Record, _ = json.Marshal(rec)
+		forged++
+		return store.Replace(key, e)
+	})
+	if err != nil || forged != 1 {
+		t.Fatalf("forging the command entry: %v (%d entries)", err, forged)
+	}
+	if hit, _, r := w.wholeBuild(t, w.dir, flags...); hit || !strings.Contains(r.stderr, "which the command does not write") {
+		t.Errorf("a forged command entry: whole hit %v, want it refused:\n%s", hit, r.stderr)
+	}
+	if got := mustReadTB(t, w.path("k.c")); !bytes.Equal(got, src) {
+		t.Errorf("the source was overwritten by a forged command entry")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(w.dir), "planted.d")); err == nil {
+		t.Errorf("a forged command entry wrote outside the build directory")
+	}
+	sameBytes(t, "forged entry refused", w.path("k.o"), w.reference(t, "k.o", "-O2", "-c", w.path("k.c")))
 }
