@@ -114,7 +114,8 @@ const (
 	// in memory.
 	frameSize = 4 << 20
 	// maxFrameWindow is the largest window a decoder accepts: twice the
-	// largest frame, the most an honest encoder of frameSize bytes uses.
+	// largest frame, the most an honest encoder of frameSize bytes uses
+	// (offcc's use less: see largeWindow).
 	maxFrameWindow = 2 * frameSize
 )
 
@@ -135,29 +136,75 @@ func frameWindow(size int64) uint64 {
 // ready; a Codec must not be copied after first use.
 type Codec struct {
 	mu       sync.Mutex
-	enc      *zstd.Encoder
-	encLevel zstd.EncoderLevel
+	encoders map[encoderKind][]*zstd.Encoder // idle ones
 	decoders sync.Pool
 	buffers  sync.Pool
 }
 
-// encoder returns the encoder of level l.
-func (c *Codec) encoder(l zstd.EncoderLevel) (*zstd.Encoder, error) {
+// encoderKind is an encoder's level, and whether it is for small inputs.
+type encoderKind struct {
+	level zstd.EncoderLevel
+	small bool
+}
+
+// Encoders' windows. An encoder allocates its window's worth of history
+// (and more) when made: with the 4-8 MiB klauspost takes by default, the
+// first blob a process compressed cost it 9 MiB of fresh memory and more
+// CPU than the compression itself. Offcc's processes are short-lived and
+// most blobs small, so an input of at most smallWindow bytes gets an
+// encoder of that window (one frame, the window its size), and larger
+// ones an encoder of largeWindow.
+const (
+	smallWindow = 256 << 10
+	largeWindow = 1 << 20
+)
+
+// encoder returns an idle encoder of level l for an input of n bytes, or
+// a new one (synchronous: concurrent puts each get their own); give it
+// back with putEncoder.
+func (c *Codec) encoder(l zstd.EncoderLevel, n int) (*zstd.Encoder, encoderKind, error) {
+	k := encoderKind{l, n <= smallWindow}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.enc != nil && c.encLevel == l {
-		return c.enc, nil
+	if idle := c.encoders[k]; len(idle) > 0 {
+		enc := idle[len(idle)-1]
+		c.encoders[k] = idle[:len(idle)-1]
+		c.mu.Unlock()
+		return enc, k, nil
+	}
+	c.mu.Unlock()
+	window := largeWindow
+	if k.small {
+		window = smallWindow
 	}
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(l),
 		zstd.WithEncoderCRC(false), // the SHA-256 is checked
-		zstd.WithWindowSize(frameSize),
+		zstd.WithWindowSize(window),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithLowerEncoderMem(true),
 		zstd.WithZeroFrames(true))
+	return enc, k, err
+}
+
+// putEncoder makes an encoder got from encoder idle again.
+func (c *Codec) putEncoder(enc *zstd.Encoder, k encoderKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.encoders == nil {
+		c.encoders = map[encoderKind][]*zstd.Encoder{}
+	}
+	c.encoders[k] = append(c.encoders[k], enc)
+}
+
+// encodeAll compresses src as one or more frames appended to dst.
+func (c *Codec) encodeAll(l zstd.EncoderLevel, src, dst []byte) ([]byte, error) {
+	enc, k, err := c.encoder(l, len(src))
 	if err != nil {
 		return nil, err
 	}
-	c.enc, c.encLevel = enc, l
-	return enc, nil
+	dst = enc.EncodeAll(src, dst)
+	c.putEncoder(enc, k)
+	return dst, nil
 }
 
 // buffer returns a buffer of n bytes' capacity at least, for putBuffer.
@@ -223,14 +270,13 @@ func (c *Codec) Encode(src io.Reader, size int64, comp Compression, emit func([]
 			if comp.Off {
 				l = zstd.SpeedFastest
 			}
-			enc, err := c.encoder(l)
-			if err != nil {
-				return compressed, stored, err
-			}
 			if out == nil {
 				out = c.buffer(int(n))
 			}
-			out = enc.EncodeAll(in, out[:0])
+			var err error
+			if out, err = c.encodeAll(l, in, out[:0]); err != nil {
+				return compressed, stored, err
+			}
 			piece = out
 			if first && left == 0 && len(out) >= len(in) && !isZstd(in) {
 				piece, compressed = in, false // not worth it
@@ -369,12 +415,8 @@ func (c *Codec) CompressIndex(index []byte, comp Compression) []byte {
 	if comp.Off || len(index) < indexCompressMin {
 		return index
 	}
-	enc, err := c.encoder(comp.encoderLevel())
-	if err != nil {
-		return index
-	}
-	out := enc.EncodeAll(index, make([]byte, 0, len(index)/4))
-	if len(out) >= len(index) {
+	out, err := c.encodeAll(comp.encoderLevel(), index, make([]byte, 0, len(index)/4))
+	if err != nil || len(out) >= len(index) {
 		return index
 	}
 	return out
