@@ -287,6 +287,15 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 	if len(outs) == 0 {
 		return "it writes no file"
 	}
+	// offcc itself: how it turns the plan into jobs is part of the
+	// result, which its job keys hold and a command entry's key does not.
+	if s.self != "" {
+		st, err := statPath(s.self)
+		if err != nil {
+			return fmt.Sprintf("cannot stat offcc (%s): %v", s.self, err)
+		}
+		s.cmd.reads[s.self] = st
+	}
 	c := &candidate{}
 	for p, st := range s.cmd.reads {
 		if !st.trusted(key.Start) {

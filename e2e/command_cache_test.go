@@ -222,3 +222,40 @@ func TestCommandCacheForgedOutputs(t *testing.T) {
 	}
 	sameBytes(t, "forged entry refused", w.path("k.o"), w.reference(t, "k.o", "-O2", "-c", w.path("k.c")))
 }
+
+// TestCommandCacheNewOffcc: a command entry holds for the offcc that
+// stored it: another offcc binary at the same path (an upgrade, which may
+// plan the same command into other jobs) is a miss.
+func TestCommandCacheNewOffcc(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	bin := filepath.Join(filepath.Dir(w.dir), "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyExe := func() {
+		t.Helper()
+		data := mustReadTB(t, w.c.cc)
+		if err := os.WriteFile(filepath.Join(bin, "offcc.new"), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(bin, "offcc.new"), filepath.Join(bin, "offcc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyExe()
+	w.write(t, map[string]string{"k.c": "int k(int x) { return x * 5; }\n"})
+	settle()
+	w.c.cc = filepath.Join(bin, "offcc")
+	flags := args("-O2", "-c", "k.c", "-o", "k.o")
+	w.wholeBuild(t, w.dir, flags...)
+	w.wholeBuild(t, w.dir, flags...)
+	if hit, _, r := w.wholeBuild(t, w.dir, flags...); !hit {
+		t.Fatalf("third build: not answered whole:\n%s", r.stderr)
+	}
+	copyExe()
+	settle()
+	if hit, _, r := w.wholeBuild(t, w.dir, flags...); hit {
+		t.Errorf("another offcc at the same path answered from the old one's command entry:\n%s", r.stderr)
+	}
+}
