@@ -79,6 +79,9 @@ type CommandKey struct {
 	// Args are the command line's words: an exact entry restores only
 	// files they name (see mayWrite).
 	Args []string
+	// Options are offcc's own options that change what its jobs write
+	// (the plan key has clang's line only), as text.
+	Options string
 }
 
 // mayWrite reports whether a command with key k may write path: its -o
@@ -120,7 +123,7 @@ func (k CommandKey) manifestKey(moved bool) Sum {
 	if moved {
 		plan, how = k.Moved, "moved"
 	}
-	return sha256.Sum256([]byte(commandKeyVersion + "\x00" + how + "\x00" + plan))
+	return sha256.Sum256([]byte(commandKeyVersion + "\x00" + how + "\x00" + plan + "\x00" + k.Options))
 }
 
 // commandRecord is the record of a KindCommand entry.

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -34,7 +35,8 @@ func (inv *Invocation) commandKey(clang string, opts *Options, clangArgs []strin
 	if !ok {
 		return cache.CommandKey{}, nil, false
 	}
-	key := cache.CommandKey{Exact: q.exact, Moved: q.moved, Places: []string{cwd}, Start: start, Args: clangArgs}
+	key := cache.CommandKey{Exact: q.exact, Moved: q.moved, Places: []string{cwd}, Start: start, Args: clangArgs,
+		Options: fmt.Sprintf("clang-kernel-names=%v", opts.ClangKernelNames)}
 	if base != "" {
 		key.Places = append(key.Places, base)
 	}

@@ -259,3 +259,25 @@ func TestCommandCacheNewOffcc(t *testing.T) {
 		t.Errorf("another offcc at the same path answered from the old one's command entry:\n%s", r.stderr)
 	}
 }
+
+// TestCommandCacheOffccOptions: offcc's own options that change its jobs
+// are part of a command entry's key (clang's line, which the plan key
+// holds, does not have them): a build with --no-offload-stable-names is
+// not answered from the entry of one without, and gets the object that
+// option gives.
+func TestCommandCacheOffccOptions(t *testing.T) {
+	t.Parallel()
+	w := newCacheWork(t)
+	w.write(t, map[string]string{"k.c": kernelsSrc})
+	settle()
+	flags := args(openmpHost, "-O2", "-c", w.path("k.c"))
+	w.wholeBuild(t, w.dir, args(flags, "-o", "k.o")...)
+	w.wholeBuild(t, w.dir, args(flags, "-o", "k.o")...)
+	if hit, _, r := w.wholeBuild(t, w.dir, args(flags, "-o", "k.o")...); !hit {
+		t.Fatalf("third build: not answered whole:\n%s", r.stderr)
+	}
+	if hit, _, r := w.wholeBuild(t, w.dir, args("--no-offload-stable-names", flags, "-o", "k.o")...); hit {
+		t.Fatalf("--no-offload-stable-names: answered from the entry of a build without it:\n%s", r.stderr)
+	}
+	sameBytes(t, "--no-offload-stable-names", w.path("k.o"), w.reference(t, "clang-names.o", args("--no-offload-stable-names", flags)...))
+}
