@@ -8,8 +8,8 @@
 #   RUNS=3 scripts/bench-compress.sh
 #   LEVELS="off 0 3 19" scripts/bench-compress.sh
 #
-# Per level, alternating within each run, each a copy of the project of
-# its own:
+# Per level, alternating within each run, in one copy of the project (so
+# that every build writes the same bytes: outputs name their sources):
 #   cold: the cache emptied, then make after make clean (every job a miss
 #         and a put);
 #   warm: the cache kept, make after make clean (every job a hit).
@@ -43,6 +43,7 @@ PYTHON=${PYTHON:-python3}
 for c in "$OFFCCXX" "$(command -v make || true)" "$(command -v "$PYTHON" || true)"; do
 	[ -n "$c" ] && [ -x "$c" ] || { echo "bench: ${c:-make or python3} not found (run make build / make deps)" >&2; exit 1; }
 done
+command -v zstd >/dev/null || { echo "bench: zstd not found (apt-get install zstd): it reads compressed indexes" >&2; exit 1; }
 for f in /usr/include/hip/hip_runtime.h /usr/lib/x86_64-linux-gnu/libamdhip64.so; do
 	[ -e "$f" ] || { echo "bench: $f not found: ROCm HIP is not installed (make deps)" >&2; exit 1; }
 done
@@ -62,14 +63,11 @@ trap 'rm -rf "$work"' EXIT
 # name <level>: a level as a file name.
 name() { echo "l$1" | tr -c 'a-z0-9\n' _; }
 
-for l in $LEVELS; do
-	n=$(name "$l")
-	for s in cold warm; do
-		cp -r "$repo/testdata/hip-rocm" "$work/$n-$s"
-		mkdir -p "$work/$n-$s/cuda"
-		cp "$repo"/testdata/cuda/*.cu "$repo"/testdata/cuda/*.h "$work/$n-$s/cuda/" 2>/dev/null || true
-	done
-done
+proj=$work/proj
+cp -r "$repo/testdata/hip-rocm" "$proj"
+mkdir -p "$proj/cuda"
+cp "$repo"/testdata/cuda/*.cu "$repo"/testdata/cuda/*.h "$proj/cuda/"
+outputs="main.o vec_add.o reduce.o waves.o options.o report.o hip-rocm$([ "$CUDA" = 0 ] || echo ' cuda/kernels.o')"
 
 # project <dir>: make after make clean (and the CUDA compile).
 project() {
@@ -80,16 +78,20 @@ project() {
 	fi
 }
 
-# build <level> <cold|warm>: one timed build into $work/<name>-<s>.t.
+# build <level> <cold|warm>: one timed build into $work/<name>-<s>.t; its
+# outputs are copied to $work/out-<name>-<s>.
 build() {
-	local n dir
+	local n f
 	n=$(name "$1")
-	dir=$work/$n-$2
-	make -s -C "$dir" clean >/dev/null
-	rm -f "$dir/cuda/kernels.o"
+	make -s -C "$proj" clean >/dev/null
+	rm -f "$proj/cuda/kernels.o"
 	[ "$2" != cold ] || rm -rf "$work/cache-$n-cold"
 	time_one "$work/$n-$2.t" env OFFCC_CACHE_DIR="$work/cache-$n-$2" OFFCC_CACHE_COMPRESSION_LEVEL="$1" \
-		bash -c "$(declare -f project); OFFCCXX='$OFFCCXX' JOBS='$JOBS' CUDA='$CUDA' project '$dir'"
+		bash -c "$(declare -f project); OFFCCXX='$OFFCCXX' JOBS='$JOBS' CUDA='$CUDA' project '$proj'"
+	mkdir -p "$work/out-$n-$2/cuda"
+	for f in $outputs; do
+		cp "$proj/$f" "$work/out-$n-$2/$f"
+	done
 }
 
 echo "bench: testdata/hip-rocm$([ "$CUDA" = 0 ] || echo ' and testdata/cuda/kernels.cu'), make -j$JOBS, levels: $LEVELS; $RUNS runs each (alternating)" >&2
@@ -115,8 +117,8 @@ first=$(name "${LEVELS%% *}")
 for l in $LEVELS; do
 	n=$(name "$l")
 	for s in cold warm; do
-		for f in main.o vec_add.o reduce.o waves.o options.o report.o hip-rocm $([ "$CUDA" = 0 ] || echo cuda/kernels.o); do
-			cmp -s "$work/$first-cold/$f" "$work/$n-$s/$f" || {
+		for f in $outputs; do
+			cmp -s "$work/out-$first-cold/$f" "$work/out-$n-$s/$f" || {
 				echo "bench: $f of the $l $s build differs from the ${LEVELS%% *} cold build's" >&2
 				exit 1
 			}
@@ -141,7 +143,7 @@ for l in $LEVELS; do
 done
 echo
 "$PYTHON" - "${caches[@]}" <<'EOF'
-import json, os, struct, sys
+import json, os, struct, subprocess, sys
 
 ZSTD = b"\x28\xb5\x2f\xfd"
 
@@ -171,7 +173,8 @@ def kind_of(data):
         return "other"
 
 def entries(cache):
-    """Yields (entry kind, index bytes, [(blob path, size, sha256)])."""
+    """Yields (entry kind, index bytes on disk, uncompressed, [(blob
+    path, size, sha256)])."""
     for shard in sorted(os.listdir(cache)):
         sd = os.path.join(cache, shard)
         if len(shard) != 2 or not os.path.isdir(sd):
@@ -182,39 +185,44 @@ def entries(cache):
                 data = open(index, "rb").read()
             except OSError:
                 continue
+            if data.startswith(ZSTD):
+                # A compressed index (a manifest): the zstd tool reads it.
+                data = subprocess.run(["zstd", "-dcq"], input=data, stdout=subprocess.PIPE, check=True).stdout
             body = json.loads(data[data.index(b"\n") + 1:])
             blobs = [(os.path.join(sd, key, b["name"]), b["size"], b["sha256"]) for b in body.get("blobs") or []]
-            yield body["kind"], len(data), blobs
+            yield body["kind"], os.path.getsize(index), len(data), blobs
 
 levels = [a.split("=", 1) for a in sys.argv[1:]]
-# What each blob is: from a cache that stores blobs as they are (the
-# level off), else from blobs that happen to be stored so.
+# What each blob is, by its first bytes (decompressed).
 kinds = {}
 for level, cache in levels:
-    for _, _, blobs in entries(cache):
+    for _, _, _, blobs in entries(cache):
         for path, size, sha in blobs:
+            if sha in kinds:
+                continue
             with open(path, "rb") as f:
                 head = f.read(4096)
-            if sha not in kinds and not (size >= 4 and head.startswith(ZSTD)):
-                kinds[sha] = kind_of(head)
+            if size >= 4 and head.startswith(ZSTD):
+                head = subprocess.run(["zstd", "-dcq", path], stdout=subprocess.PIPE, check=True).stdout[:4096]
+            kinds[sha] = kind_of(head)
 by_kind = {}  # kind -> level -> [raw, disk]
 stats = {}
 for level, cache in levels:
     seen = set()
-    for ekind, ibytes, blobs in entries(cache):
+    for ekind, idisk, iraw, blobs in entries(cache):
         for path, size, sha in blobs:
             if (sha, path) in seen:
                 continue
             seen.add((sha, path))
-            k = kinds.get(sha, "unknown (compressed in every cache)")
+            k = kinds[sha]
             v = by_kind.setdefault(k, {}).setdefault(level, [0, 0, 0])
             v[0] += size
             v[1] += os.path.getsize(path)
             v[2] += 1
         k = "index files (%s)" % ekind
         v = by_kind.setdefault(k, {}).setdefault(level, [0, 0, 0])
-        v[0] += ibytes
-        v[1] += ibytes
+        v[0] += iraw
+        v[1] += idisk
         v[2] += 1
 names = [l for l, _ in levels]
 print("Result blobs by what they hold, and the index files by entry kind (the cold caches of the last run): bytes uncompressed, and on disk at each level (ratio on disk / uncompressed).")
@@ -238,22 +246,19 @@ EOF
 
 # The stats' own view, and the check that the level off compressed nothing.
 echo
-echo "offcc cache stats --json of the same caches, per entry kind: on disk / uncompressed bytes."
+echo "offcc cache stats --json of the same caches, per entry kind: bytes on disk / uncompressed (ratio)."
 echo
-echo "| level | $(for k in result manifest plan tool derived last peak; do printf '%s | ' "$k"; done)all |"
-echo "|---|$(for k in result manifest plan tool derived last peak; do printf -- '---:|'; done)---:|"
+echo "| level | entry kind | entries | on disk | uncompressed | ratio |"
+echo "|---|---|---:|---:|---:|---:|"
 for l in $LEVELS; do
 	OFFCC_CACHE_DIR="$work/cache-$(name "$l")-cold" "$OFFCC" cache stats --json >"$work/stats.json"
 	"$PYTHON" - "$l" "$work/stats.json" <<'EOF'
 import json, sys
 level, path = sys.argv[1], sys.argv[2]
 st = json.load(open(path))
-cells = []
-for k in ["result", "manifest", "plan", "tool", "derived", "last", "peak"]:
-    v = st["entry_kinds"].get(k)
-    cells.append("%d / %d" % (v["bytes"], v["uncompressed_bytes"]) if v else "-")
-cells.append("%d / %d (%.3f)" % (st["bytes"], st["uncompressed_bytes"], st["bytes"] / max(1, st["uncompressed_bytes"])))
-print("| %s | %s |" % (level, " | ".join(cells)))
+rows = sorted(st["entry_kinds"].items()) + [("all", {"entries": st["entries"], "bytes": st["bytes"], "uncompressed_bytes": st["uncompressed_bytes"]})]
+for k, v in rows:
+    print("| %s | %s | %d | %d | %d | %.3f |" % (level, k, v["entries"], v["bytes"], v["uncompressed_bytes"], v["bytes"] / max(1, v["uncompressed_bytes"])))
 if level == "off" and st["bytes"] != st["uncompressed_bytes"]:
     # Blobs starting with the zstd magic are compressed whatever the
     # level; any other difference means the level was not read.
