@@ -330,6 +330,9 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 		// A link planted in the cache would take entries elsewhere.
 		return fmt.Errorf("cache: %s is not a directory", shard)
 	}
+	if replace && len(e.Blobs) == 0 && s.replaceIndex(final, e) == nil {
+		return nil
+	}
 	tmp := filepath.Join(shard, tmpPrefix+key.String()[:16]+"-"+tempname.Hex6()+tempname.Hex6())
 	if err := os.Mkdir(tmp, 0o777); err != nil {
 		return err
@@ -385,6 +388,32 @@ func (s *DirStore) put(key Sum, e *Entry, replace bool) error {
 			return err
 		}
 	}
+}
+
+// replaceIndex replaces the index of the entry directory final with e's,
+// which has no blobs (a manifest, a last-stored key text, a learned peak:
+// a cold build replaces two or three per compile), by renaming a new
+// index file over the old: readers see the old index or the new one, as
+// with a whole entry's rename, for a third of the system calls. It fails,
+// having changed nothing, when final is not a directory (not there yet:
+// the caller writes a whole entry). (Were the old entry one with blobs,
+// their files would stay until the entry is removed: keys of blob-less
+// kinds never hold blobs.)
+func (s *DirStore) replaceIndex(final string, e *Entry) error {
+	if fi, err := os.Lstat(final); err != nil || !fi.IsDir() {
+		return fmt.Errorf("cache: %s is not a directory", final)
+	}
+	stored := *e
+	tmp := filepath.Join(filepath.Dir(final), tmpPrefix+filepath.Base(final)[:16]+"-"+tempname.Hex6()+tempname.Hex6()+".index")
+	if err := writeNew(tmp, s.codec.CompressIndex(EncodeIndex(&stored), s.Compression), 0o666); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(final, indexName)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // CopyBlob copies b's bytes (from b.Path) to the new file name, checking

@@ -940,3 +940,60 @@ func incompressible(n int, seed int64) string {
 	rand.New(rand.NewSource(seed)).Read(data)
 	return string(data)
 }
+
+// TestDirStoreReplaceIndex: replacing an entry without blobs renames a new
+// index over the old; concurrent replaces and gets see one whole index or
+// another, never a miss once the entry exists, and leave no temporaries.
+func TestDirStoreReplaceIndex(t *testing.T) {
+	s := NewDirStore(t.TempDir())
+	key := testKey("manifest")
+	records := []string{string(compressible(5000)), "small", string(compressible(3000)) + "x"}
+	if err := s.Replace(key, &Entry{Kind: KindManifest, Record: []byte(records[0])}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if g%2 == 0 {
+					if err := s.Replace(key, &Entry{Kind: KindManifest, Record: []byte(records[(g+i)%len(records)])}); err != nil {
+						t.Error(err)
+						return
+					}
+					continue
+				}
+				e, err := s.Get(key)
+				if err != nil {
+					t.Errorf("Get during replaces: %v", err)
+					return
+				}
+				found := false
+				for _, r := range records {
+					found = found || string(e.Record) == r
+				}
+				if !found {
+					t.Errorf("Get returned a record of %d bytes that was never put", len(e.Record))
+					return
+				}
+			}
+		}(g)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if l := leftovers(t, s.Dir); len(l) > 0 {
+		t.Errorf("left behind: %q", l)
+	}
+	names, _ := os.ReadDir(s.EntryDir(key))
+	if len(names) != 1 || names[0].Name() != indexName {
+		t.Errorf("entry directory holds %v", names)
+	}
+}
