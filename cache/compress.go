@@ -181,7 +181,9 @@ func (c *Codec) encoder(l zstd.EncoderLevel, n int) (*zstd.Encoder, encoderKind,
 		zstd.WithEncoderCRC(false), // the SHA-256 is checked
 		zstd.WithWindowSize(window),
 		zstd.WithEncoderConcurrency(1),
-		zstd.WithLowerEncoderMem(true),
+		// Less memory made up front, for small inputs; 8% faster
+		// encoding, for large ones.
+		zstd.WithLowerEncoderMem(k.small),
 		zstd.WithZeroFrames(true))
 	return enc, k, err
 }
