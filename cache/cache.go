@@ -68,6 +68,9 @@ type Config struct {
 	// signing key write unsigned entries: the shared cache is then only
 	// as trustworthy as everyone who can write to the Redis server.
 	RemoteInsecure bool
+	// Compression is how blobs are written, locally and to the shared
+	// cache (OFFCC_CACHE_COMPRESSION_LEVEL; the zero value: zstd level 1).
+	Compression Compression
 }
 
 // ConfigFromEnv reads OFFCC_CACHE ("0"/"off" or "readonly"),
@@ -102,6 +105,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.MaxSize = n
 	}
+	comp, err := CompressionFromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.Compression = comp
 	switch getenv("OFFCC_CACHE_DEBUG") {
 	case "", "0", "off", "no", "false":
 	default:
@@ -189,7 +197,9 @@ func Open(c Config) *Cache {
 	if c.Mode == Off || c.Dir == "" {
 		return nil
 	}
-	return &Cache{Config: c, Store: NewDirStore(c.Dir)}
+	s := NewDirStore(c.Dir)
+	s.Compression = c.Compression
+	return &Cache{Config: c, Store: s}
 }
 
 // Writable reports whether builds store results.

@@ -66,7 +66,7 @@ func (k *keys) sharedCache(env driver.ServiceEnv, c *cache.Cache, cfg cache.Conf
 		return
 	}
 	c.Keys = keys
-	remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{})
+	remote, err := redisstore.Open(cfg.RemoteURL, redisstore.Options{Compression: cfg.Compression})
 	if err != nil {
 		// The user's to fix, but no reason to fail the build: the
 		// local cache goes on.
