@@ -701,7 +701,8 @@ const (
 
 // getJob returns the entry of job id, unless it is larger than an entry
 // of as many inputs as the worker takes may be: decoding it would cost the
-// worker some ten times its size in memory.
+// worker some ten times its size in memory. The bound is on the index as
+// decoded (a compressed one is stored in a fifth of that, or less).
 func (w *Worker) getJob(id string) (*cache.Entry, error) {
 	limit := int64(maxJobEntry) + int64(w.opt.MaxInputs)*entryPerInput
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -710,7 +711,11 @@ func (w *Worker) getJob(id string) (*cache.Entry, error) {
 	if err == nil && n > limit {
 		return nil, fmt.Errorf("an entry of %s, more than the %s of a job with the most inputs this worker takes (--job-inputs)", humanSize(n), humanSize(limit))
 	}
-	return w.store.Get(jobEntry(id))
+	e, err := w.store.GetWithin(jobEntry(id), int(limit))
+	if err == cache.ErrNotFound && n > 0 {
+		return nil, fmt.Errorf("an entry that does not decode within %s, the most a job with the most inputs this worker takes may have (--job-inputs)", humanSize(limit))
+	}
+	return e, err
 }
 
 // expectedPeak returns the memory a job is expected to take: the peak

@@ -245,3 +245,25 @@ func TestCompressedEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestGetWithin: a reader's own bound applies to the index as decoded: an
+// entry stored compressed in far fewer bytes than the bound, decoding to
+// more, is ErrNotFound (what a farm worker bounds a job's entry by);
+// within the bound it reads.
+func TestGetWithin(t *testing.T) {
+	s, _, rc := setup(t, redisstore.Options{})
+	rec := text(200000)
+	if err := s.Replace(key("j"), &cache.Entry{Kind: cache.KindManifest, Record: rec}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rc.Get(context.Background(), "offcc:e:"+key("j").String()).Bytes()
+	if err != nil || len(raw) >= 50000 {
+		t.Fatalf("the entry is stored in %d bytes (%v), want compressed under 50000", len(raw), err)
+	}
+	if _, err := s.GetWithin(key("j"), 100000); err != cache.ErrNotFound {
+		t.Errorf("GetWithin 100000 of an index decoding to over 200000 bytes: %v, want ErrNotFound", err)
+	}
+	if e, err := s.GetWithin(key("j"), 400000); err != nil || !bytes.Equal(e.Record, rec) {
+		t.Errorf("GetWithin 400000: %v", err)
+	}
+}

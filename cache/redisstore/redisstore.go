@@ -281,21 +281,31 @@ func (s *Store) blobKey(sum cache.Sum) string  { return s.opt.KeyPrefix + "b:" +
 // does not decode. Its blobs have Path ""; read them with OpenBlob. Used is
 // the time of the Get (Redis keeps its own LRU clock).
 func (s *Store) Get(key cache.Sum) (*cache.Entry, error) {
+	return s.GetWithin(key, s.opt.MaxIndex)
+}
+
+// GetWithin is Get of an entry whose index, decompressed, is at most max
+// bytes (and at most Options.MaxIndex); a larger one is
+// cache.ErrNotFound, found without decoding it. A farm worker bounds a
+// job's entry by the inputs it takes: a compressed index of a few MB can
+// hold a list that costs ten times its size to decode.
+func (s *Store) GetWithin(key cache.Sum, max int) (*cache.Entry, error) {
+	max = min(max, s.opt.MaxIndex)
 	ctx, cancel := s.ctx()
 	defer cancel()
 	// At most one byte more than an index may have: whoever can write
 	// to the server must not make a reader load a huge string.
-	data, err := s.c.GetRange(ctx, s.entryKey(key), 0, int64(s.opt.MaxIndex)).Bytes()
+	data, err := s.c.GetRange(ctx, s.entryKey(key), 0, int64(max)).Bytes()
 	if errors.Is(err, redis.Nil) || (err == nil && len(data) == 0) {
 		return nil, cache.ErrNotFound
 	}
 	if err != nil {
 		return nil, s.err("GET entry", err)
 	}
-	if len(data) > s.opt.MaxIndex {
+	if len(data) > max {
 		return nil, cache.ErrNotFound
 	}
-	if data, err = s.codec.ExpandIndex(data, int64(s.opt.MaxIndex)); err != nil {
+	if data, err = s.codec.ExpandIndex(data, int64(max)); err != nil {
 		return nil, cache.ErrNotFound
 	}
 	e, err := cache.DecodeIndex(data)
