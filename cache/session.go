@@ -507,10 +507,12 @@ func (s *Session) store1(r *cachedRun, stdout, stderr []byte) string {
 		e.Blobs = append(e.Blobs, Blob{Name: fmt.Sprintf("out%d", i), Size: fi.stat.Size, Sum: fi.sum, Mode: mode, Path: out.Path})
 		size += fi.stat.Size
 	}
-	// The entry is written (copied, fsynced, renamed) while the build
-	// goes on: the jobs after this one need only the outputs' digests,
-	// known now. Close waits for the writes; an output changed meanwhile
-	// fails its digest check and is not stored.
+	// The entry is written (compressed, renamed into place) while the
+	// build goes on: the jobs after this one need only the outputs'
+	// digests, known now. Close waits for the writes. The store takes
+	// the digests as given: an output changed meanwhile is stored with
+	// bytes that fail them, which every reader verifies (a miss, and the
+	// entry removed), never a wrong hit.
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
