@@ -96,8 +96,14 @@ func sandboxPrivateDir(tb testing.TB) string {
 	return d
 }
 
+// testUIDBase is the jobs' uids of this test process (as root): not the
+// default, which workers the e2e tests start use at the same time. Their
+// jobs' processes would count against this process's jobs' RLIMIT_NPROC,
+// which is per uid.
+var testUIDBase = sandboxDefaultUIDBase + 1000 + os.Getpid()%100000*16
+
 func (e *sandboxEnv) options() SandboxOptions {
-	opt := SandboxOptions{Self: e.self, Tools: []string{e.attacker}, Roots: e.roots, Limits: e.limits}
+	opt := SandboxOptions{Self: e.self, Tools: []string{e.attacker}, Roots: e.roots, Limits: e.limits, UIDBase: testUIDBase}
 	if e.clang != "" {
 		opt.Tools = append(opt.Tools, e.clang, e.lld)
 	}
@@ -623,7 +629,7 @@ func testSandboxUID(t *testing.T, e *sandboxEnv, sb *Sandbox) {
 	}
 	uid := os.Getuid()
 	if os.Geteuid() == 0 {
-		uid = sandboxDefaultUIDBase + 3
+		uid = testUIDBase + 3
 	}
 	want := fmt.Sprintf("uid=%d gid=%d euid=%d groups=[]", uid, uid, uid)
 	if os.Geteuid() != 0 {
@@ -903,7 +909,7 @@ func TestSandboxInputsBeside(t *testing.T) {
 			if os.Geteuid() == 0 {
 				var st syscall.Stat_t
 				syscall.Stat(j.in, &st)
-				id := uint32(sandboxDefaultUIDBase + 2)
+				id := uint32(testUIDBase + 2)
 				if st.Uid != 0 || st.Gid != id || st.Mode&0o777 != 0o750 {
 					t.Errorf("the inputs' directory: uid %d gid %d mode %o, want 0 %d 750", st.Uid, st.Gid, st.Mode&0o777, id)
 				}
