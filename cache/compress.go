@@ -432,15 +432,30 @@ func (c *Codec) ExpandIndex(data []byte, limit int64) ([]byte, error) {
 	if !isZstd(data) {
 		return data, nil
 	}
+	// A frame that says its size (the encoder writes it) and says more
+	// than limit is refused before anything is decoded; one that says
+	// less is read into a buffer of that size. What it says is only a
+	// hint: the decoder stops at limit whatever the header claims.
+	var h zstd.Header
+	size := int64(0)
+	if h.Decode(data) == nil && h.HasFCS {
+		if h.FrameContentSize > uint64(limit) {
+			return nil, fmt.Errorf("%w: a compressed index of %d bytes, more than %d", ErrCorrupt, h.FrameContentSize, limit)
+		}
+		size = int64(h.FrameContentSize)
+	}
 	r, err := c.NewReader(io.NopCloser(bytes.NewReader(data)), limit)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	out, err := io.ReadAll(io.LimitReader(r, limit+1))
+	var buf bytes.Buffer
+	buf.Grow(int(min(size, limit)) + 1)
+	_, err = buf.ReadFrom(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
+	out := buf.Bytes()
 	if int64(len(out)) > limit {
 		return nil, fmt.Errorf("%w: a compressed index of more than %d bytes", ErrCorrupt, limit)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestCompressionSetting: OFFCC_CACHE_COMPRESSION_LEVEL reaches the store
@@ -59,5 +61,25 @@ func TestCompressionSetting(t *testing.T) {
 	env := map[string]string{EnvCompressionLevel: "fast"}
 	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), EnvCompressionLevel) {
 		t.Errorf("%s=fast: error %v, want one naming the variable", EnvCompressionLevel, err)
+	}
+}
+
+// TestExpandIndexSaysSize: a compressed index carries its size in its
+// frame header, and one that says more than the reader's limit is
+// refused from the header (a farm worker bounds a job's entry so, before
+// decoding megabytes of it); within the limit it decodes.
+func TestExpandIndexSaysSize(t *testing.T) {
+	var c Codec
+	index := bytes.Repeat([]byte(`{"name":"in12345","size":35,"sha256":"0123456789abcdef"},`), 20000)
+	data := c.CompressIndex(index, Compression{})
+	var h zstd.Header
+	if err := h.Decode(data); err != nil || !h.HasFCS || h.FrameContentSize != uint64(len(index)) {
+		t.Fatalf("the compressed index's header: %v, size %v %d, want %d", err, h.HasFCS, h.FrameContentSize, len(index))
+	}
+	if _, err := c.ExpandIndex(data, int64(len(index))-1); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("ExpandIndex below the index's size: %v, want refused", err)
+	}
+	if out, err := c.ExpandIndex(data, int64(len(index))); err != nil || !bytes.Equal(out, index) {
+		t.Errorf("ExpandIndex at the index's size: %v", err)
 	}
 }
