@@ -10,7 +10,7 @@ GO ?= go
 LLVM_BIN ?= /usr/lib/llvm-22/bin
 LLVM_LIB ?= /usr/lib/llvm-22/lib
 OFFLOAD_FLAGS := -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu
-# Budget per Go fuzz target in `make test` (39 targets: about 4 minutes in
+# Budget per Go fuzz target in `make test` (47 targets: about 5 minutes in
 # all; `go test` runs their seed corpora too).
 FUZZTIME ?= 3s
 # Timeout of each test binary in `make test` (e2e takes about 10 minutes on
