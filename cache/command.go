@@ -131,6 +131,9 @@ type commandRecord struct {
 	// Outputs are the paths the blobs go to (an exact entry), in blob
 	// order; a moved entry has one output and no paths.
 	Outputs []string `json:"outputs,omitempty"`
+	// Millis is what running the command's jobs took (the time a hit
+	// saves), as their results recorded it.
+	Millis int64 `json:"ms,omitempty"`
 }
 
 // commandFacts is what a session learns, action by action, of the files
@@ -334,6 +337,11 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 	if !moved {
 		rec.Outputs = outs
 	}
+	s.mu.Lock()
+	for _, k := range s.stats.Kinds {
+		rec.Millis += k.SavedMillis // every job was a hit
+	}
+	s.mu.Unlock()
 	data, _ := json.Marshal(rec)
 	e := &Entry{Kind: KindCommand, Record: data}
 	for i, o := range outs {
@@ -481,6 +489,7 @@ func (s *Session) restoreCommand(rk Sum, moved bool, key CommandKey) bool {
 	}
 	k.Hits++
 	k.RestoredBytes += bytes
+	k.SavedMillis += max(rec.Millis, 0)
 	s.mu.Unlock()
 	s.explainf("command: hit (%s)\n", rk.String()[:16])
 	return true

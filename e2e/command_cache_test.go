@@ -66,6 +66,18 @@ func TestCommandCacheWarmHit(t *testing.T) {
 		t.Errorf("a whole hit looked its jobs up:\n%s", r.stderr)
 	}
 	sameBytes(t, "whole hit", w.path("k.o"), cold)
+	var stats struct {
+		Kinds map[string]struct {
+			Hits        int64 `json:"hits"`
+			SavedMillis int64 `json:"saved_ms"`
+		} `json:"kinds"`
+	}
+	if err := json.Unmarshal([]byte(w.cacheCLI(t, nil, "stats", "--json").stdout), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if k := stats.Kinds["command"]; k.Hits != 1 || k.SavedMillis <= 0 {
+		t.Errorf("cache stats after a whole hit: command hits %d, time saved %d ms; want 1 and the jobs' time", k.Hits, k.SavedMillis)
+	}
 
 	// Same size, same inode, the old modification time: the stat still
 	// differs (ctime), so the entry does not answer, and the jobs'
