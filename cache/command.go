@@ -148,6 +148,9 @@ type commandFacts struct {
 	broken bool
 	noted  map[*actions.Action]bool
 	reads  map[string]FileStat
+	// tools are the executables and libraries the jobs ran, stated once
+	// when the entry is stored.
+	tools  map[string]bool
 	absent map[string]bool
 	texts  []string
 }
@@ -188,9 +191,8 @@ func (s *Session) noteCommand(a *actions.Action, ak *actionKey, cand *candidate)
 	for _, f := range a.AllInputs() {
 		add(f.Path)
 	}
-	if a.Run != nil {
-		add(s.self)
-	} else if len(a.Command) > 0 {
+	var tools []string
+	if len(a.Command) > 0 && a.Run == nil {
 		exe := a.Command[0]
 		if len(a.Command) < 2 || a.Command[1] != "-cc1" && a.Command[1] != "-cc1as" {
 			// A clang driver also reads what it finds installed,
@@ -199,10 +201,9 @@ func (s *Session) noteCommand(a *actions.Action, ak *actionKey, cand *candidate)
 				broken = true
 			}
 		}
-		add(exe)
-		add(s.realPath(exe))
+		tools = append(tools, exe, s.realPath(exe))
 		for _, lib := range s.libraries(s.realPath(exe)) {
-			add(lib[1])
+			tools = append(tools, lib[1])
 		}
 	}
 	var absent []string
@@ -224,7 +225,10 @@ func (s *Session) noteCommand(a *actions.Action, ak *actionKey, cand *candidate)
 		s.cmd.broken = true
 	}
 	if s.cmd.noted == nil {
-		s.cmd.noted, s.cmd.reads, s.cmd.absent = map[*actions.Action]bool{}, map[string]FileStat{}, map[string]bool{}
+		s.cmd.noted, s.cmd.reads, s.cmd.tools, s.cmd.absent = map[*actions.Action]bool{}, map[string]FileStat{}, map[string]bool{}, map[string]bool{}
+	}
+	for _, t := range tools {
+		s.cmd.tools[t] = true
 	}
 	s.cmd.noted[a] = true
 	for p, st := range reads {
@@ -293,22 +297,32 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 	if len(outs) == 0 {
 		return "it writes no file"
 	}
-	// offcc itself: how it turns the plan into jobs is part of the
-	// result, which its job keys hold and a command entry's key does not.
+	// The tools, and offcc itself: how it turns the plan into jobs is
+	// part of the result, which its job keys hold and a command entry's
+	// key does not.
 	if s.self != "" {
-		st, err := statPath(s.self)
-		if err != nil {
-			return fmt.Sprintf("cannot stat offcc (%s): %v", s.self, err)
+		s.cmd.tools[s.self] = true
+	}
+	for p := range s.cmd.tools {
+		if strings.HasPrefix(p, temp) {
+			continue
 		}
-		s.cmd.reads[s.self] = st
+		st, err := statPath(p)
+		if err != nil {
+			return fmt.Sprintf("cannot stat %s: %v", p, err)
+		}
+		s.cmd.reads[p] = st
 	}
 	c := &candidate{}
 	for p, st := range s.cmd.reads {
 		if !st.trusted(key.Start) {
 			return fmt.Sprintf("%s changed less than %v before the build", p, trustStatAge)
 		}
-		if now, err := statPath(p); err != nil || now != st {
-			return fmt.Sprintf("%s changed during the build", p)
+		// (The tools were stated just now.)
+		if !s.cmd.tools[p] {
+			if now, err := statPath(p); err != nil || now != st {
+				return fmt.Sprintf("%s changed during the build", p)
+			}
 		}
 		c.Headers = append(c.Headers, header{Path: p, Stat: st, Trust: true})
 	}
@@ -359,32 +373,13 @@ func (s *Session) storeCommand(key CommandKey, g *actions.Graph) string {
 	if err := s.c.Store.Put(rk, e); err != nil {
 		return err.Error()
 	}
-	s.addCommandCandidate(mk, c)
+	addCandidateTo(s.c.Store, KindCommandManifest, mk, c)
 	how := "exact"
 	if moved {
 		how = "moved"
 	}
 	s.explainf("command: stored (%s, %s key)\n", rk.String()[:16], how)
 	return ""
-}
-
-// addCommandCandidate puts cand first in the command manifest under key.
-func (s *Session) addCommandCandidate(key Sum, cand *candidate) {
-	m := &manifest{}
-	if e, err := s.c.Store.Get(key); err == nil && e.Kind == KindCommandManifest {
-		if old, err := decodeManifest(e.Record); err == nil {
-			m = old
-		}
-	}
-	list := []candidate{*cand}
-	for _, c := range m.Candidates {
-		if c.Result != cand.Result && len(list) < maxCandidates {
-			list = append(list, c)
-		}
-	}
-	m.Candidates = list
-	data, _ := json.Marshal(m)
-	s.c.Store.Replace(key, &Entry{Kind: KindCommandManifest, Record: data})
 }
 
 // RestoreCommand looks the command up (its moved entry, then its exact

@@ -547,8 +547,14 @@ func (ak *actionKey) frontEnd() bool { return len(ak.searchDirs) > 0 || ak.front
 // and replaced; a concurrent writer's candidate may be lost, which only
 // costs a later miss).
 func (s *Session) addCandidate(key Sum, cand *candidate) {
+	addCandidateTo(s.store, KindManifest, key, cand)
+}
+
+// addCandidateTo is addCandidate for the manifest of kind (a job's or a
+// command's) in store.
+func addCandidateTo(store Store, kind Kind, key Sum, cand *candidate) {
 	m := &manifest{}
-	if e, err := s.store.Get(key); err == nil && e.Kind == KindManifest {
+	if e, err := store.Get(key); err == nil && e.Kind == kind {
 		if old, err := decodeManifest(e.Record); err == nil {
 			m = old
 		}
@@ -561,7 +567,7 @@ func (s *Session) addCandidate(key Sum, cand *candidate) {
 	}
 	m.Candidates = list
 	data, _ := json.Marshal(m)
-	s.store.Replace(key, &Entry{Kind: KindManifest, Record: data})
+	store.Replace(key, &Entry{Kind: kind, Record: data})
 }
 
 // slotKey names an action of a build across runs: its kind, target and
