@@ -1,8 +1,6 @@
 package farm
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
-	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/target"
 )
 
@@ -52,16 +49,8 @@ const cudaPrefix = "cuda-"
 // is not there is named so ("absent"): two toolkits lacking the same tool
 // still match.
 func cudaToolchainOf(dir string) (ids map[string]string, toolchain string) {
-	ids = map[string]string{}
-	all := sha256.New()
-	all.Write([]byte("offcc CUDA toolkit\n"))
-	for _, t := range cudaTools {
-		text := cache.ToolIdentity(filepath.Join(dir, t))
-		all.Write([]byte(text))
-		sum := sha256.Sum256([]byte(text))
-		ids[t] = hex.EncodeToString(sum[:])
-	}
-	return ids, cudaPrefix + hex.EncodeToString(all.Sum(nil))[:16]
+	ids, digest := identitiesOf(dir, cudaTools, "offcc CUDA toolkit\n")
+	return ids, cudaPrefix + digest
 }
 
 // cudaDirOnPath returns the directory of the ptxas on PATH (Debian's

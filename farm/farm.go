@@ -89,10 +89,18 @@ var llvmToolNames = []string{"clang", "lld"}
 // from the same command lines. (A CUDA toolkit has an identity of its
 // own: see cudaToolchainOf.)
 func toolchainOf(clang string) (ids map[string]string, toolchain string) {
+	return identitiesOf(toolDir(clang), llvmToolNames, "")
+}
+
+// identitiesOf returns the identity of each of tools in dir (the digest of
+// its cache.ToolIdentity text, by tool name) and 16 hex digits of a digest
+// of salt and those texts.
+func identitiesOf(dir string, tools []string, salt string) (ids map[string]string, digest string) {
 	ids = map[string]string{}
 	all := sha256.New()
-	for _, t := range llvmToolNames {
-		text := cache.ToolIdentity(filepath.Join(toolDir(clang), t))
+	all.Write([]byte(salt))
+	for _, t := range tools {
+		text := cache.ToolIdentity(filepath.Join(dir, t))
 		all.Write([]byte(text))
 		sum := sha256.Sum256([]byte(text))
 		ids[t] = hex.EncodeToString(sum[:])
