@@ -86,3 +86,45 @@ gen_target_regions() {
 	}
 }'
 }
+
+# gen_omp_project <dir> <tus> <kernels> <generator>: writes a C project of
+# OpenMP target regions into <dir>: proj.h, k1.c .. k(<tus>-1).c with
+# <kernels> target regions each (gen_target_regions, named <generator>),
+# and main.c, which calls the first kernel of each file and prints the sum
+# of their results. omp_project_objs <tus> prints its objects.
+gen_omp_project() {
+	local d=$1 nk=$(($2 - 1)) kernels=$3 gen=$4 k
+	{
+		echo "// proj.h: shared by every file of the project."
+		echo "#ifndef PROJ_H"
+		echo "#define PROJ_H"
+		echo "#define LEN 4096"
+		for ((k = 1; k <= nk; k++)); do echo "void k${k}_0(float *a, float *b, float *c, float s);"; done
+		echo "#endif"
+	} >"$d/proj.h"
+	for ((k = 1; k <= nk; k++)); do
+		{
+			echo '#include "proj.h"'
+			gen_target_regions "$kernels" "$gen" "k${k}_"
+		} >"$d/k$k.c"
+	done
+	{
+		echo '#include <stdio.h>'
+		echo '#include "proj.h"'
+		echo 'static float a[LEN], b[LEN], c[LEN];'
+		echo 'int main(void) {'
+		echo '  double sum = 0;'
+		echo '  for (int i = 0; i < LEN; i++) a[i] = i % 7, b[i] = i % 5;'
+		for ((k = 1; k <= nk; k++)); do echo "  k${k}_0(a, b, c, $k.0f); for (int i = 0; i < LEN; i++) sum += c[i];"; done
+		cat <<'C'
+  printf("%.1f\n", sum);
+  return 0;
+}
+C
+	} >"$d/main.c"
+}
+omp_project_objs() {
+	local objs="main.o" k
+	for ((k = 1; k < $1; k++)); do objs+=" k$k.o"; done
+	echo "$objs"
+}
