@@ -2,10 +2,13 @@ package manual
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +40,175 @@ func TestManPageRenders(t *testing.T) {
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
 		t.Errorf("groff -man -ww -z: %v\n%s", err, stderr.String())
+	}
+}
+
+// renderMan renders the roff text page as a reader sees it: with man -l
+// (groff -man -Tutf8 where man is missing) at width columns in a UTF-8
+// locale, without formatting, tabs expanded. It skips the test when
+// neither program is installed.
+func renderMan(t *testing.T, page string, width int) []string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "offcc.1")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cmd *exec.Cmd
+	if man, err := exec.LookPath("man"); err == nil {
+		cmd = exec.Command(man, "-l", file)
+	} else if groff, err := exec.LookPath("groff"); err == nil {
+		cmd = exec.Command(groff, "-man", "-Tutf8", "-rLL="+strconv.Itoa(width)+"n", file)
+	} else {
+		t.Skip("neither man nor groff is installed (apt-get install man-db)")
+	}
+	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8", "MANWIDTH="+strconv.Itoa(width),
+		"MANPAGER=cat", "PAGER=cat", "MAN_KEEP_FORMATTING=", "MANROFFOPT=", "GROFF_NO_SGR=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || stderr.Len() > 0 {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	// Overstrikes (bold, underline) become the character struck.
+	text := regexp.MustCompile(`.\x08`).ReplaceAllString(string(out), "")
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		var b strings.Builder
+		for _, r := range line {
+			if r == '\t' {
+				b.WriteString(strings.Repeat(" ", 8-b.Len()%8))
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	return lines
+}
+
+// indent is the number of leading spaces of line.
+func indent(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
+
+// manSection returns the lines of the rendered page's section title, up
+// to the next section heading, or nil when there is none.
+func manSection(lines []string, title string) []string {
+	start := slices.Index(lines, title)
+	if start < 0 {
+		return nil
+	}
+	end := start + 1
+	for end < len(lines) && (lines[end] == "" || indent(lines[end]) > 0) {
+		end++
+	}
+	return lines[start+1 : end]
+}
+
+// subcommandsRendered checks the SUBCOMMANDS section of a rendered man
+// page against Subcommands(): one paragraph per subcommand, in order, each
+// synopsis line on a line of its own at the paragraph's indent, then the
+// description, starting on a line of its own, indented further, its text
+// whole. It returns what is wrong.
+func subcommandsRendered(lines []string) []string {
+	section := manSection(lines, "SUBCOMMANDS")
+	if section == nil {
+		return []string{"the rendered man page has no SUBCOMMANDS section"}
+	}
+	var bad []string
+	var paras [][]string
+	var cur []string
+	for _, line := range append(section, "") {
+		if line != "" {
+			cur = append(cur, line)
+		} else if cur != nil {
+			paras = append(paras, cur)
+			cur = nil
+		}
+	}
+	subs := Subcommands()
+	if len(paras) != len(subs) {
+		bad = append(bad, fmt.Sprintf("SUBCOMMANDS renders as %d paragraphs, want one per subcommand (%d)", len(paras), len(subs)))
+	}
+	for i, c := range subs {
+		if i >= len(paras) {
+			break
+		}
+		para := paras[i]
+		shown := strings.Join(para, "\n")
+		if len(para) <= len(c.Synopsis) {
+			bad = append(bad, fmt.Sprintf("offcc %s: %d lines rendered for %d synopsis lines and a description:\n%s", c.Name, len(para), len(c.Synopsis), shown))
+			continue
+		}
+		syn := indent(para[0])
+		for j, want := range c.Synopsis {
+			if got := para[j]; strings.TrimSpace(got) != "offcc "+want || indent(got) != syn {
+				bad = append(bad, fmt.Sprintf("offcc %s: synopsis line %d renders as %q, want %q on a line of its own at column %d:\n%s", c.Name, j+1, got, "offcc "+want, syn, shown))
+			}
+		}
+		desc := para[len(c.Synopsis):]
+		for _, line := range desc {
+			if indent(line) <= syn {
+				bad = append(bad, fmt.Sprintf("offcc %s: description line %q is not indented below the synopsis (column %d):\n%s", c.Name, line, syn, shown))
+			}
+		}
+		// Join the description's lines; a line ending in U+2010 was
+		// hyphenated by groff.
+		text := strings.ReplaceAll(strings.Join(desc, "\n"), "\u2010\n", "")
+		if got, want := strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(c.Doc), " "); got != want {
+			bad = append(bad, fmt.Sprintf("offcc %s: the description renders as\n%q\nwant\n%q", c.Name, got, want))
+		}
+	}
+	return bad
+}
+
+// TestManSubcommandsRendered renders the man page with man -l, at two
+// widths, and checks that every subcommand's synopsis lines each start a
+// line of their own and its description a paragraph of its own (under a
+// .TP tag, which takes one line, the second and later synopsis lines and
+// the description used to run together into one filled paragraph).
+func TestManSubcommandsRendered(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		lines := renderMan(t, Man(), width)
+		for _, b := range subcommandsRendered(lines) {
+			t.Errorf("man -l docs/offcc.1 at %d columns: %s", width, b)
+		}
+		if t.Failed() {
+			t.Logf("SUBCOMMANDS as rendered:\n%s", strings.Join(manSection(lines, "SUBCOMMANDS"), "\n"))
+			return
+		}
+	}
+}
+
+// TestManSubcommandsCheckFails checks that subcommandsRendered finds the
+// fault of the layout it replaced: a .TP tag with .br between synopsis
+// lines, rendered the same way.
+func TestManSubcommandsCheckFails(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(".SH SUBCOMMANDS\n")
+	for _, c := range Subcommands() {
+		b.WriteString(".TP\n")
+		for i, syn := range c.Synopsis {
+			if i > 0 {
+				b.WriteString(".br\n")
+			}
+			b.WriteString(`\fBoffcc ` + roff(syn) + `\fR` + "\n")
+		}
+		b.WriteString(roff(c.Doc) + "\n")
+	}
+	b.WriteString(".SH FILES\n")
+	section := regexp.MustCompile(`(?s)\.SH SUBCOMMANDS\n.*?\.SH FILES\n`)
+	page := Man()
+	if !section.MatchString(page) {
+		t.Fatal("the man page has no SUBCOMMANDS section followed by FILES")
+	}
+	page = section.ReplaceAllLiteralString(page, b.String())
+	bad := subcommandsRendered(renderMan(t, page, 80))
+	if len(bad) == 0 {
+		t.Fatal("the check passes the .TP/.br layout, which runs synopsis lines into the description")
+	}
+	for _, c := range []string{"cache", "config", "worker", "key", "offload-embed"} {
+		if !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, "offcc "+c+":") }) {
+			t.Errorf("the check finds nothing wrong with offcc %s under .TP/.br:\n%s", c, strings.Join(bad, "\n"))
+		}
 	}
 }
 

@@ -168,15 +168,20 @@ func Man() string {
 		p("%s", roff(SettingDoc(s, true)))
 	}
 	p(".SH SUBCOMMANDS")
+	// Each subcommand is a paragraph of its synopsis lines, one per output
+	// line (no fill), and its description indented below them: .TP would
+	// take only the first line as its tag and fill the rest into the
+	// description.
 	for _, c := range Subcommands() {
-		p(".TP")
-		for i, syn := range c.Synopsis {
-			if i > 0 {
-				p(".br")
-			}
+		p(".PP")
+		p(".nf")
+		for _, syn := range c.Synopsis {
 			p(`\fBoffcc %s\fR`, roff(syn))
 		}
+		p(".fi")
+		p(".RS")
 		p("%s", roff(c.Doc))
+		p(".RE")
 	}
 	p(".SH FILES")
 	for _, f := range Files() {
