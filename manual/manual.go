@@ -61,7 +61,7 @@ func Options() []Option {
 		{[]string{"--offload-rdc"}, "Alias of -fgpu-rdc"},
 		{[]string{"--no-cache"}, "Neither read nor write the build cache (also OFFCC_CACHE=0)"},
 		{[]string{"--no-offload-stable-names"}, "Name OpenMP kernels as clang does, after the source files' device and inode numbers (objects then differ between checkouts); by default (--offload-stable-names) offcc names them after one identity per translation unit: the source's path (relative to $OFFCC_BASE_DIR when under it) and a digest of the command's options"},
-		{[]string{"--remote-exec=URL"}, "Send device jobs (HIP, CUDA and SYCL compiles, backends, device links) to the offcc workers of the build farm on the Redis server URL, running other jobs here meanwhile (also $OFFCC_REMOTE_EXEC; see offcc worker --help)"},
+		{[]string{"--remote-exec=URL"}, "Send jobs to the offcc workers of the build farm on the Redis server URL, running other jobs here meanwhile: HIP, CUDA and SYCL compiles (device and host side), OpenMP front ends (host and device) with stable kernel names, clang -cc1 backends, lld device links, and CUDA's ptxas, fatbinary and nvlink to workers that have this CUDA toolkit; plain compiles, links and offcc's own steps run here (also $OFFCC_REMOTE_EXEC; see offcc worker --help)"},
 		{[]string{"--no-remote-exec"}, "Run every job here, whatever --remote-exec or $OFFCC_REMOTE_EXEC say"},
 		{[]string{"@FILE"}, "Read arguments from FILE; command lines too long for the system reach clang and the tools in response files"},
 		{[]string{"-v"}, "Print the commands as they run"},

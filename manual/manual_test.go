@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/offcc/offcc/config"
+	"github.com/offcc/offcc/farm"
 )
 
 // TestManPageCommitted checks that docs/offcc.1 is what the source
@@ -339,4 +340,34 @@ func TestManualMatchesHelp(t *testing.T) {
 	compare("option", helpOpts, opts)
 	compare("variable", helpEnvs, envs)
 	compare("subcommand", helpSubs, subs)
+}
+
+// TestRemoteExecNamesWhatGoes checks that --help's --remote-exec (and so
+// the man page's) names every tool a farm worker runs (farm.Tools) and the
+// OpenMP front ends the client sends (farm.Client.Accepts; e2e's
+// TestFarmOpenMP runs them on a worker).
+func TestRemoteExecNamesWhatGoes(t *testing.T) {
+	var doc string
+	for _, o := range Options() {
+		if slices.Contains(o.Names, "--remote-exec=URL") {
+			doc = o.Doc
+		}
+	}
+	if doc == "" {
+		t.Fatal("no --remote-exec=URL option")
+	}
+	for _, tool := range farm.Tools {
+		name := tool
+		if tool == "clang" {
+			name = "clang -cc1"
+		}
+		if !strings.Contains(doc, name) {
+			t.Errorf("--remote-exec's help does not name %s, which workers run: %q", name, doc)
+		}
+	}
+	for _, want := range []string{"HIP, CUDA and SYCL compiles", "OpenMP front ends", "stable kernel names"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("--remote-exec's help does not say %q: %q", want, doc)
+		}
+	}
 }
