@@ -207,6 +207,52 @@ type node struct {
 	top int
 	// cancel cancels the context the action runs under.
 	cancel context.CancelFunc
+	// What the trace says the action waited, ready, before the run that
+	// counts started: waited in all, memWaited of it held back by
+	// Options.Memory. waitSince is set while it waits, memSince while
+	// Memory holds it back (see wait).
+	waitSince, memSince time.Time
+	waited, memWaited   time.Duration
+}
+
+// beginWait notes that n waits from now on: for a slot, for memory or for
+// both.
+func (n *node) beginWait(now time.Time) {
+	if n.waitSince.IsZero() {
+		n.waitSince = now
+	}
+}
+
+// holdMemory notes that Options.Memory holds n back from now on: it
+// refused n, or n waits to run again alone.
+func (n *node) holdMemory(now time.Time) {
+	n.beginWait(now)
+	if n.memSince.IsZero() {
+		n.memSince = now
+	}
+}
+
+// releaseMemory notes that Memory no longer holds n back: memory may have
+// come free, or n starts.
+func (n *node) releaseMemory(now time.Time) {
+	if !n.memSince.IsZero() {
+		n.memWaited += now.Sub(n.memSince)
+		n.memSince = time.Time{}
+	}
+}
+
+// endWait notes that a run of n starts now and returns how long n has
+// waited, ready, for a slot (a local slot, a jobserver token, a remote
+// slot) and for memory, summed over its waits so far: a command that
+// missed the cache under Options.Memory waits once for its lookup's slot
+// and again for memory and a slot.
+func (n *node) endWait(now time.Time) (slotWait, memWait time.Duration) {
+	n.releaseMemory(now)
+	if !n.waitSince.IsZero() {
+		n.waited += now.Sub(n.waitSince)
+		n.waitSince = time.Time{}
+	}
+	return max(n.waited-n.memWaited, 0), n.memWaited
 }
 
 // localRun is a command that Options.Memory schedules, between its cache
@@ -218,8 +264,6 @@ type localRun struct {
 	cached         CachedRun     // nil without a cache
 	status         string        // the cache's status, for the trace
 	capOut, capErr *bytes.Buffer // the copy for the cache, nil without one
-	since          time.Time     // when it began waiting for memory
-	wait           time.Duration // how long it has waited for memory
 	res            Reservation   // while it runs
 	retried        bool          // killed for want of memory, it runs again alone
 	claim          *raceClaim    // when it races a remote run: claims the result, instead of cached
@@ -293,7 +337,8 @@ type result struct {
 	children    []*Action
 	start       time.Time
 	end         time.Time
-	cache       string // the cache's status for the action, "" without a cache
+	slotWait    time.Duration // how long it waited, ready, for a slot (see node.endWait)
+	cache       string        // the cache's status for the action, "" without a cache
 	hit         bool
 	remote      bool        // it ran (or tried to run) on Remote
 	requeue     bool        // Remote gave it back: run it locally
@@ -382,6 +427,7 @@ func (e *executor) makeReady(n *node) {
 		n.state = stFailed
 		return
 	}
+	n.beginWait(time.Now())
 	if e.reserves(n) && e.opt.Cache == nil && (e.opt.Remote == nil || n.local || !e.remotable(n)) {
 		n.run = e.newRun(n)
 		e.waitMemory(n)
@@ -410,9 +456,19 @@ func (e *executor) newRun(n *node) *localRun {
 // waitMemory makes n, whose localRun is set, wait for memory.
 func (e *executor) waitMemory(n *node) {
 	n.state = stMemory
-	n.run.since = time.Now()
+	n.beginWait(time.Now())
 	heap.Push(&e.memWait, n)
 	e.memHeld = false
+}
+
+// memoryFreed notes that memory may have come free (a reservation ended,
+// or Memory's Wake said so): the actions Memory refused wait, from now on,
+// to be asked again, that is for a slot.
+func (e *executor) memoryFreed() {
+	now := time.Now()
+	for _, n := range e.memWait {
+		n.releaseMemory(now)
+	}
 }
 
 // run runs the graph: it starts ready actions while slots are free, and
@@ -469,6 +525,7 @@ func (e *executor) run(ctx context.Context) error {
 			}
 		case <-wake:
 			e.memHeld, e.memBlocked = false, false
+			e.memoryFreed()
 		case <-raceWake:
 			e.raceWake = nil // startReady races what is due, and rearms it
 		case <-ctxDone:
@@ -572,9 +629,10 @@ func (e *executor) startLookup(sl slot, n *node) {
 	n.state = stRunning
 	e.announce(n)
 	ctx := e.actionContext(n)
+	slotWait, _ := n.endWait(time.Now())
 	go func() {
 		r := e.runAction(ctx, n, false, nil)
-		r.slot = sl
+		r.slot, r.slotWait = sl, slotWait
 		e.results <- r
 	}()
 }
@@ -598,6 +656,7 @@ func (e *executor) startMemory(sl slot) bool {
 		res, ok := mem.Reserve(n.a, 0)
 		if !ok && mem.Wake() != nil {
 			// Other processes hold the memory it needs: wait for them.
+			n.holdMemory(time.Now())
 			heap.Push(&e.alone, n)
 			e.memBlocked = true
 			return false
@@ -633,6 +692,7 @@ func (e *executor) startMemory(sl slot) bool {
 				return true
 			case e.reserved == 0 && mem.Wake() != nil:
 				// Other processes hold the budget: wait for Wake.
+				n.holdMemory(time.Now())
 				refused = append(refused, n)
 				e.memBlocked = true
 				return false
@@ -640,6 +700,8 @@ func (e *executor) startMemory(sl slot) bool {
 				e.startReserved(sl, n, nil, false)
 				return true
 			}
+			// This build's running actions hold the memory it needs.
+			n.holdMemory(time.Now())
 			refused = append(refused, n)
 		}
 		if e.memWait.Len() == 0 {
@@ -657,6 +719,7 @@ func (e *executor) startMemory(sl slot) bool {
 		n := heap.Pop(&e.memWait).(*node)
 		res, ok := mem.Reserve(n.a, 0)
 		if !ok && mem.Wake() != nil {
+			n.holdMemory(time.Now())
 			heap.Push(&e.memWait, n)
 			e.memBlocked = true
 			return false
@@ -681,8 +744,8 @@ func (e *executor) startMemory(sl slot) bool {
 func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) {
 	lr := n.run
 	lr.res = res
-	lr.wait += time.Since(lr.since)
-	info := &MemoryInfo{Wait: lr.wait, RetriedAlone: alone}
+	slotWait, memWait := n.endWait(time.Now())
+	info := &MemoryInfo{Wait: memWait, RetriedAlone: alone}
 	mon := &procMonitor{}
 	if res != nil {
 		e.reserved++
@@ -698,7 +761,7 @@ func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) 
 		ctx = e.actionContext(n)
 	}
 	go func() {
-		r := result{n: n, slot: sl, out: lr.out, errOut: lr.errOut, cache: lr.status, mem: info, start: time.Now()}
+		r := result{n: n, slot: sl, slotWait: slotWait, out: lr.out, errOut: lr.errOut, cache: lr.status, mem: info, start: time.Now()}
 		r.err = runLocal(ctx, n.a, lr.sh, mon)
 		if r.err == nil && lr.claim == nil {
 			r.err = finishDeps(n.a)
@@ -707,7 +770,7 @@ func (e *executor) startReserved(sl slot, n *node, res Reservation, alone bool) 
 			r.code = exitCode(r.err)
 		}
 		r.usage = mon.usage
-		r.usage.MemoryWait = info.Wait
+		r.usage.MemoryWait = memWait
 		info.Peak = r.usage.PeakRSS
 		r.decide = make(chan bool, 1)
 		e.results <- r
@@ -739,6 +802,7 @@ func (e *executor) decide(r result) {
 		retry = lr.res.Done(r.usage, r.err)
 		lr.res = nil
 		e.reserved--
+		e.memoryFreed()
 	}
 	e.memHeld = false
 	retry = retry && r.err != nil && !lr.retried && !e.cancelled && !e.dropped(n)
@@ -758,7 +822,8 @@ func (e *executor) decide(r result) {
 	}
 	lr.retried = true
 	lr.reset()
-	lr.since = time.Now()
+	// It waits for the others to end: Memory holds it back.
+	n.holdMemory(time.Now())
 	n.state = stMemory
 	heap.Push(&e.alone, n)
 }
@@ -773,7 +838,12 @@ func (e *executor) startRemote(n *node) {
 	if rc, rctx := e.newRace(n, ctx); rc != nil {
 		n.race, ctx, claim = rc, rctx, rc.claim
 	}
-	go func() { e.results <- e.runAction(ctx, n, true, claim) }()
+	slotWait, _ := n.endWait(time.Now())
+	go func() {
+		r := e.runAction(ctx, n, true, claim)
+		r.slotWait = slotWait
+		e.results <- r
+	}()
 }
 
 // announce shows n's command and tells the observer, once per action (a
@@ -833,7 +903,7 @@ func (e *executor) finished(r result) {
 		e.opt.Observer.ActionFinished(n.a)
 	}
 	if e.opt.Trace != nil {
-		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem, Raced: r.raced, CPU: r.usage.CPU})
+		e.opt.Trace.add(Event{Action: n.a, Start: r.start, End: r.end, Slot: r.slot.index, Code: r.code, Err: r.err, Cache: r.cache, Remote: r.info, GivenBack: n.farmNote, Memory: r.mem, Raced: r.raced, CPU: r.usage.CPU, SlotWait: r.slotWait})
 	}
 	if e.cancelled || e.dropped(n) {
 		// Killed, or finished while the build was being stopped, or

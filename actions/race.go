@@ -189,17 +189,19 @@ func (e *executor) queueRacer(n *node) {
 	if e.reserves(n) {
 		n.run = e.newRun(n)
 		n.run.claim = n.race.claim
-		n.run.since = time.Now()
+		n.beginWait(time.Now())
 		heap.Push(&e.memWait, n)
 		e.memHeld = false
 		return
 	}
+	n.beginWait(time.Now())
 	heap.Push(&e.ready, n)
 }
 
 // unqueueRacer takes the queued local run of n off the heap it waits in.
 func (e *executor) unqueueRacer(n *node) {
 	n.race.local = localNone
+	n.waitSince, n.memSince = time.Time{}, time.Time{}
 	for _, h := range []*readyHeap{&e.ready, &e.memWait, &e.alone} {
 		for i, m := range *h {
 			if m == n {
@@ -233,8 +235,9 @@ func (e *executor) startRacer(sl slot, n *node) {
 	n.state = stRunning
 	ctx := e.racerContext(n)
 	claim := n.race.claim
+	slotWait, _ := n.endWait(time.Now())
 	go func() {
-		r := result{n: n, slot: sl, out: new(bytes.Buffer), errOut: new(bytes.Buffer), start: time.Now()}
+		r := result{n: n, slot: sl, slotWait: slotWait, out: new(bytes.Buffer), errOut: new(bytes.Buffer), start: time.Now()}
 		r.err = runLocal(ctx, n.a, e.sh.forAction(r.out, r.errOut), nil)
 		winLocal(ctx, claim, &r)
 		r.end = time.Now()

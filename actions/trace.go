@@ -39,6 +39,11 @@ type Event struct {
 	// CPU is the user and system time of the command the action ran
 	// here (0 for a cache hit, an in-process step or a remote run).
 	CPU time.Duration
+	// SlotWait is how long the action waited, ready (its inputs
+	// written), for a slot to run in: a local slot (Options.Jobs, a
+	// jobserver token) or a remote one. Waiting for memory is not in it
+	// (Memory.Wait).
+	SlotWait time.Duration
 }
 
 // MemoryInfo is what memory scheduling knew of one command run.
@@ -46,7 +51,10 @@ type MemoryInfo struct {
 	// Expected is the peak Memory expected, in bytes (0 when it gave no
 	// reservation); Peak the measured peak resident set, 0 if unknown.
 	Expected, Peak int64
-	// Wait is how long the action waited, ready, for memory.
+	// Wait is how long Memory held the action back, ready: from its
+	// refusal until memory may have come free (a reservation ended, or
+	// Memory's Wake), and while it waited to run again alone. Waiting
+	// for a slot is not in it (Event.SlotWait).
 	Wait time.Duration
 	// RetriedAlone says it was killed for want of memory and this is its
 	// second run, alone.
@@ -57,12 +65,8 @@ type MemoryInfo struct {
 // events are written as Chrome trace JSON (WriteChrome), which Perfetto
 // and chrome://tracing load.
 type Trace struct {
-	// Lines, when non-nil, receives one line per finished action:
-	// "job <tool> <wall time> <exit status>", then "cache=STATUS",
-	// "worker=NAME" or "local=REASON" where they apply, "raced=SIDE" for
-	// a raced action (the side that won), and for a command under memory
-	// scheduling "mem_expected=SIZE mem_peak=SIZE mem_wait=TIME", and
-	// "retried_alone" after a run killed for want of memory.
+	// Lines, when non-nil, receives one line per finished action (see
+	// FormatLine).
 	Lines io.Writer
 
 	mu     sync.Mutex
@@ -85,33 +89,79 @@ func (t *Trace) add(ev Event) {
 	defer t.mu.Unlock()
 	t.events = append(t.events, ev)
 	if t.Lines != nil {
-		cache := ""
-		if ev.Cache != "" {
-			cache = " cache=" + strings.ReplaceAll(ev.Cache, " ", "_")
-		}
-		where := ""
-		if ev.Remote != nil {
-			where = " worker=" + ev.Remote.Worker
-		}
-		if ev.GivenBack != "" {
-			where = fmt.Sprintf(" local=%q", ev.GivenBack)
-		}
-		if ev.Raced != "" {
-			where += " raced=" + ev.Raced
-		}
-		mem := ""
-		if m := ev.Memory; m != nil {
-			mem = fmt.Sprintf(" mem_expected=%s mem_peak=%s mem_wait=%s", mib(m.Expected), mib(m.Peak), m.Wait.Round(time.Millisecond))
-			if m.RetriedAlone {
-				mem += " retried_alone"
-			}
-		}
-		cpu := ""
-		if ev.CPU > 0 {
-			cpu = " cpu=" + ev.CPU.Round(time.Millisecond).String()
-		}
-		fmt.Fprintf(t.Lines, "job %s %s %d%s%s%s%s\n", ev.Action.ToolName(), ev.End.Sub(ev.Start).Round(time.Millisecond), ev.Code, cpu, cache, where, mem)
+		io.WriteString(t.Lines, FormatLine(ev)+"\n")
 	}
+}
+
+// FormatLine returns the OFFCC_TRACE line of a finished action: "job
+// TOOL", then key=value fields, each given where it applies:
+//
+//	kind=KIND          what the action did (device-compile, backend, ...)
+//	offload=SIDE       host-openmp, device-hip, ... (builds that offload)
+//	target=TRIPLE      the triple it compiled or linked for (host jobs:
+//	                   the host's)
+//	arch=ARCH          the offload arch (target ID), for device jobs
+//	                   that have one
+//	status=N           its exit status, 0 on success
+//	wall=TIME          its wall time
+//	cpu=TIME           the CPU time of its command here
+//	slot_wait=TIME     how long it waited, ready, for a slot (a local
+//	                   slot, a jobserver token, a remote slot)
+//	cache=STATUS       hit, miss or uncacheable:_REASON (with a cache)
+//	worker=NAME        the farm worker it ran on
+//	local="REASON"     why the farm gave it back to run here
+//	raced=SIDE         a raced action: the side that won (local, remote)
+//	mem_expected=SIZE  under memory scheduling, a command run here: its
+//	mem_peak=SIZE      expected and measured peak, and how long the
+//	mem_wait=TIME      memory governor held it back
+//	retried_alone=true it ran again alone, killed for want of memory
+//
+// Values have no spaces except local's, which is quoted (Go syntax).
+func FormatLine(ev Event) string {
+	a := ev.Action
+	var b strings.Builder
+	b.WriteString("job " + a.ToolName())
+	field := func(key, value string) {
+		b.WriteString(" " + key + "=" + value)
+	}
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	field("kind", a.Kind.String())
+	if side := a.SideName(); side != "" {
+		field("offload", side)
+	}
+	if a.Target.Triple != "" {
+		field("target", a.Target.Triple)
+	}
+	if a.Target.Arch != "" {
+		field("arch", a.Target.Arch)
+	}
+	field("status", fmt.Sprint(ev.Code))
+	field("wall", ms(ev.End.Sub(ev.Start)))
+	if ev.CPU > 0 {
+		field("cpu", ms(ev.CPU))
+	}
+	field("slot_wait", ms(ev.SlotWait))
+	if ev.Cache != "" {
+		field("cache", strings.ReplaceAll(ev.Cache, " ", "_"))
+	}
+	if ev.Remote != nil {
+		field("worker", ev.Remote.Worker)
+	}
+	if ev.GivenBack != "" {
+		field("local", fmt.Sprintf("%q", ev.GivenBack))
+	}
+	if ev.Raced != "" {
+		field("raced", ev.Raced)
+	}
+	if m := ev.Memory; m != nil {
+		field("mem_expected", mib(m.Expected))
+		field("mem_peak", mib(m.Peak))
+		field("mem_wait", ms(m.Wait))
+		if m.RetriedAlone {
+			field("retried_alone", "true")
+		}
+	}
+	return b.String()
 }
 
 // mib spells a size in bytes in whole MiB, as "260MiB".
@@ -139,9 +189,11 @@ type chromeEvent struct {
 }
 
 // WriteChrome writes the trace in the Chrome trace event format: one
-// complete ("X") event per action, on the thread of its slot, with its
-// kind, target, command, inputs (discovered ones included), outputs and
-// exit status as arguments. Times are microseconds from the build's start.
+// complete ("X") event per action, on the thread of its slot, with the
+// fields of its FormatLine as arguments (target, arch, status,
+// slot_wait_ms, mem_wait_ms, ...; times in milliseconds) and its command,
+// inputs (discovered ones included) and outputs. Times are microseconds
+// from the build's start.
 func (t *Trace) WriteChrome(w io.Writer, process string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -174,6 +226,8 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 			"inputs":  append(paths(a.AllInputs()), a.Discovered...),
 			"outputs": paths(a.Outputs),
 			"status":  ev.Code,
+			// Waiting for memory is mem_wait_ms.
+			"slot_wait_ms": ev.SlotWait.Milliseconds(),
 		}
 		if a.Offload != None {
 			args["offload"] = a.SideName()
@@ -182,7 +236,7 @@ func (t *Trace) WriteChrome(w io.Writer, process string) error {
 			args["cache"] = ev.Cache
 		}
 		if a.Target.Triple != "" {
-			args["triple"] = a.Target.Triple
+			args["target"] = a.Target.Triple
 		}
 		if a.Target.Arch != "" {
 			args["arch"] = a.Target.Arch
