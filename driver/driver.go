@@ -282,51 +282,21 @@ func (inv *Invocation) tempRoot() string {
 
 // offload plans and runs (or prints) an offload build.
 func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) int {
-	start := time.Now()
-	dryRun := opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != ""
-	root := inv.tempRoot()
-	var plans *planCache
-	if !dryRun {
-		plans = newPlanCache(c, inv.getenv)
-	}
-	// Every temporary of this build lives in one private directory,
-	// removed whatever happens. clang needs it to exist even for -###.
-	// A build that the plan cache and the build cache serve whole writes
-	// nothing there: with both caches on (and no build farm), it is made
-	// when something is first written in it.
-	remote := inv.remoteExecURL(opts) != ""
-	temp, err := newTempDir(root, dryRun || plans == nil || remote)
+	b, err := inv.newOffloadBuild(llvm, opts, kind, c)
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
-	defer temp.remove()
-	tempDir := temp.path
-	inv.ensureTemp = temp.ensure
-	clangArgs := opts.ClangArgs
-	var syclbin *syclbinBuild
-	if opts.SYCLBIN != "" {
-		syclbin = newSYCLBINBuild(opts)
-		clangArgs = syclbin.clangArgs
-	}
-	if kind == actions.HIP && opts.lastFlag("fgpu_rdc", "fno_gpu_rdc") {
-		// The old driver's -fgpu-rdc link assembles a file its driver
-		// writes; offcc has clang print it, to write it itself.
-		clangArgs = append(slices.Clip(clangArgs), hipDumpScript)
-	}
+	defer b.close()
+	tempDir, dryRun, syclbin := b.temp.path, b.dryRun, b.syclbin
 	// A compile the cache holds whole is answered before it is planned.
-	var session *cache.Session
-	cmdKey, query, whole := inv.commandKey(llvm.Clang(), opts, clangArgs, plans, start)
-	if whole && syclbin == nil {
-		session = inv.newSession(c, tempDir, opts)
-		defer session.Close()
-		if session.RestoreCommand(cmdKey) {
-			return 0
-		}
+	if b.restoreCommand() {
+		return 0
 	}
+	session := b.session
 	var header []string
 	var jobs []*clangJob
-	if clangArgs != nil {
-		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(clangArgs), tempDir, plans, query)
+	if b.clangArgs != nil {
+		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(b.clangArgs), tempDir, b.plans, b.query)
 	}
 	var ce *ClangError
 	if errors.As(err, &ce) {
@@ -378,7 +348,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 				s.CountUncacheable(fallback)
 				s.Close()
 			}
-			temp.remove() // Exec does not return
+			b.temp.remove() // Exec does not return
 			return inv.runClang(ctx, llvm.Clang(), opts)
 		}
 		// offcc's own outputs (the graph, the trace) describe a plan of
@@ -404,7 +374,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 			probe = cacheProbe(inv.newSession(c, tempDir, opts), plan.Graph)
 		}
 		// The printed commands name temporaries in TMPDIR, as clang's do.
-		rebaseTemps(plan.Graph, tempDir, root)
+		rebaseTemps(plan.Graph, tempDir, b.root)
 		return inv.print(plan, opts, probe)
 	}
 	printHeader(inv.Stderr, plan.Header, opts.Verbose)
@@ -482,8 +452,8 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		st.Close()
 	}
 	status := inv.report(err)
-	if status == 0 && whole && session != nil {
-		session.StoreCommand(cmdKey, plan.Graph)
+	if status == 0 && b.command != nil {
+		session.StoreCommand(*b.command, plan.Graph)
 	}
 	if trace != nil && trace.Lines != nil {
 		self, children := processCPU()
