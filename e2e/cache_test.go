@@ -396,9 +396,9 @@ func TestCacheIdenticalRebuild(t *testing.T) {
 	checkAllHits(t, "warm build", warm)
 	sameBytes(t, "warm build", w.path("k.o"), coldObj)
 	// OFFCC_TRACE=1 prints the same statuses.
-	var jobLines []string
-	for _, l := range strings.Split(r.stderr, "\n") {
-		if strings.HasPrefix(l, "job clang ") {
+	var jobLines []traceLine
+	for _, l := range parseTraceLines(r.stderr) {
+		if l.tool == "clang" {
 			jobLines = append(jobLines, l)
 		}
 	}
@@ -406,8 +406,8 @@ func TestCacheIdenticalRebuild(t *testing.T) {
 		t.Errorf("OFFCC_TRACE=1: %d 'job clang' lines, want 6 (host front end, four device compiles, backend):\n%s", len(jobLines), r.stderr)
 	}
 	for _, l := range jobLines {
-		if !strings.HasSuffix(l, " cache=hit") {
-			t.Errorf("OFFCC_TRACE=1 line of the warm build is not a hit: %q", l)
+		if l.get("cache") != "hit" {
+			t.Errorf("OFFCC_TRACE=1 line of the warm build is not a hit: %q", l.line)
 		}
 	}
 

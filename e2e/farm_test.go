@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -395,16 +394,15 @@ func mustSucceed(t testing.TB, o farmOutcome) result {
 	return o.r
 }
 
-// farmJobLine is an OFFCC_TRACE line.
-var farmJobLine = regexp.MustCompile(`(?m)^job (\S+) (\S+) (-?\d+)(?: cache=\S+)?(?: worker=(\S+))?(?: raced=\S+)?$`)
-
-// traceLines returns the OFFCC_TRACE lines of a build's stderr.
+// farmTraceLine is an OFFCC_TRACE line: its tool, the worker= it ran on
+// ("" for a job run here) and the line.
 type farmTraceLine struct{ tool, worker, line string }
 
+// traceLines returns the OFFCC_TRACE lines of a build's stderr.
 func traceLines(stderr string) []farmTraceLine {
 	var out []farmTraceLine
-	for _, m := range farmJobLine.FindAllStringSubmatch(stderr, -1) {
-		out = append(out, farmTraceLine{tool: m[1], worker: m[4], line: m[0]})
+	for _, l := range parseTraceLines(stderr) {
+		out = append(out, farmTraceLine{tool: l.tool, worker: l.get("worker"), line: l.line})
 	}
 	return out
 }

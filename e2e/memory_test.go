@@ -115,6 +115,8 @@ type memTrace struct {
 			Status       int      `json:"status"`
 			MemExpected  int64    `json:"mem_expected"`
 			MemPeak      int64    `json:"mem_peak"`
+			MemWaitMS    *int64   `json:"mem_wait_ms"`
+			SlotWaitMS   *int64   `json:"slot_wait_ms"`
 			RetriedAlone bool     `json:"retried_alone"`
 		} `json:"args"`
 	} `json:"traceEvents"`
@@ -180,6 +182,25 @@ func TestMemoryKernelIn600MB(t *testing.T) {
 	}
 	if most < 2 {
 		t.Errorf("at most %d device compile(s) ran at once in 600 MB, want at least 2", most)
+	}
+	// Two of the four waited for memory, with four slots free for them:
+	// the trace says so in mem_wait_ms.
+	held := 0
+	for _, ev := range readJSON[memTrace](t, trace).TraceEvents {
+		if ev.Ph != "X" || ev.Args.Kind != "device-compile" {
+			continue
+		}
+		if ev.Args.MemWaitMS == nil || ev.Args.SlotWaitMS == nil {
+			t.Errorf("device compile for %s: no mem_wait_ms or slot_wait_ms in the trace", ev.Args.Arch)
+		} else {
+			t.Logf("device compile for %s: waited %d ms for memory, %d ms for a slot", ev.Args.Arch, *ev.Args.MemWaitMS, *ev.Args.SlotWaitMS)
+			if *ev.Args.MemWaitMS >= 500 {
+				held++
+			}
+		}
+	}
+	if most < 4 && held == 0 {
+		t.Errorf("at most %d device compiles ran at once in 600 MB, and none waited for memory (mem_wait_ms) half a second", most)
 	}
 }
 
