@@ -19,8 +19,8 @@ import (
 // made for it is returned too, for clangJobs.
 func (inv *Invocation) commandKey(clang string, opts *Options, clangArgs []string, plans *planCache, start time.Time) (cache.CommandKey, *planQuery, bool) {
 	if plans == nil || !opts.CompileOnly || opts.PreprocessOnly || opts.Verbose || opts.SaveTemps ||
-		len(opts.Inputs) != 1 || opts.SYCLBIN != "" || opts.JobTrace != "" || clangArgs == nil ||
-		inv.getenv("OFFCC_JOB_TRACE") != "" || inv.compileCommandsFile(opts) != "" {
+		len(opts.Inputs) != 1 || opts.SYCLBIN != "" || clangArgs == nil ||
+		inv.jobTraceFile(opts) != "" || inv.compileCommandsFile(opts) != "" {
 		return cache.CommandKey{}, nil, false
 	}
 	if on, _ := config.ParseBool(inv.getenv("OFFCC_TRACE")); on {

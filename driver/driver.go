@@ -25,8 +25,6 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/cache"
-	"github.com/offcc/offcc/config"
-	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/term"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/toolchain"
@@ -292,7 +290,6 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	if b.restoreCommand() {
 		return 0
 	}
-	session := b.session
 	var header []string
 	var jobs []*clangJob
 	if b.clangArgs != nil {
@@ -340,7 +337,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		}
 		fallback := inv.clangAction(llvm.Clang(), opts, kind)
 		fallback.FallbackReason = ue.Reason
-		traced := opts.JobTrace != "" || inv.getenv("OFFCC_JOB_TRACE") != ""
+		traced := inv.jobTraceFile(opts) != ""
 		if opts.PrintJobGraph == "" && (!traced || opts.HashHashHash || opts.PrintBindings) {
 			if c != nil && !dryRun {
 				// Counted, with its reason, in offcc cache stats.
@@ -379,97 +376,12 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	}
 	printHeader(inv.Stderr, plan.Header, opts.Verbose)
 
-	jobsN, js, err := inv.concurrency(opts)
+	run, err := b.newExecEnv(plan)
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
-	if js != nil {
-		defer js.Close()
-	}
-	shopt := actions.ShellOptions{
-		Stdout: inv.Stdout, Stderr: inv.Stderr, Verbose: opts.Verbose,
-		TempDir: tempDir, Env: []string{"TMPDIR=" + tempDir},
-	}
-	if plan.ReadsStdin && inv.Stdin != nil {
-		shopt.Stdin = func() ([]byte, error) { return io.ReadAll(inv.Stdin) }
-	}
-	traceFile := opts.JobTrace
-	if traceFile == "" {
-		traceFile = inv.getenv("OFFCC_JOB_TRACE")
-	}
-	var trace *actions.Trace
-	traceLines, _ := config.ParseBool(inv.getenv("OFFCC_TRACE"))
-	if traceFile != "" || traceLines {
-		trace = &actions.Trace{}
-		if traceLines {
-			trace.Lines = inv.Stderr
-		}
-	}
-	// clang's driver stops a CUDA, HIP or SYCL build at its first failing
-	// job (it compiles one source several times: one error, printed
-	// once); other builds run on what does not depend on a failure.
-	stop := kind == actions.CUDA || kind == actions.HIP || kind == actions.SYCL
-	execOpts := actions.Options{Jobs: jobsN, Jobserver: js, Trace: trace, StopAfterFailure: stop}
-	gov, closeGov, err := inv.memory(opts, c, tempDir)
-	if err != nil {
-		return inv.errorf("%v", err)
-	}
-	if gov != nil {
-		execOpts.Memory = gov
-		defer closeGov()
-	}
-	if c != nil {
-		if session == nil {
-			session = inv.newSession(c, tempDir, opts)
-			defer session.Close()
-		}
-		execOpts.Cache = session
-	}
-	// The status line comes before the farm's client, which runs its
-	// dependency scans through the build's Shell (and so its writers);
-	// it shows nothing until the first job starts.
-	var st Progress
-	if inv.Services != nil && inv.Services.Progress != nil {
-		st = inv.Services.Progress(inv.serviceEnv(), inv.Stderr)
-	}
-	if st != nil {
-		shopt.Stdout, shopt.Stderr = st.Writer(inv.Stdout), st.Writer(inv.Stderr)
-		execOpts.Observer = st
-	}
-	sh := actions.NewShell(shopt)
-	if url := inv.remoteExecURL(opts); url != "" && inv.Services != nil && inv.Services.Remote != nil {
-		req := RemoteRequest{URL: url, Clang: llvm.Clang(), TempDir: tempDir, Shell: sh}
-		if gov != nil {
-			req.Peaks = gov
-		}
-		if client, closeClient := inv.Services.Remote(inv.serviceEnv(), req); client != nil {
-			execOpts.Remote = client
-			defer closeClient()
-		}
-	}
-	err = actions.Execute(ctx, plan.Graph, sh, execOpts)
-	if st != nil {
-		st.Close()
-	}
-	status := inv.report(err)
-	if status == 0 && b.command != nil {
-		session.StoreCommand(*b.command, plan.Graph)
-	}
-	if trace != nil && trace.Lines != nil {
-		self, children := processCPU()
-		trace.WriteTotals(trace.Lines, self, children)
-	}
-	if traceFile != "" {
-		if werr := atomicfile.WriteFunc(traceFile, 0o666, func(w io.Writer) error {
-			return trace.WriteChrome(w, inv.prog()+" "+strings.Join(inv.Args, " "))
-		}); werr != nil {
-			inv.errorf("cannot write the job trace: %v", werr)
-			if status == 0 {
-				status = 1
-			}
-		}
-	}
-	return status
+	defer run.close()
+	return inv.execute(ctx, plan, run)
 }
 
 // cacheProbe asks the build cache, before the plan's temporaries are
