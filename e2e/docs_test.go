@@ -98,8 +98,9 @@ func TestDocExamples(t *testing.T) {
 }
 
 // runDocBlock runs one block as a user would: bash -e in an empty
-// directory, offcc on PATH, a private HOME, cache and configuration.
-func runDocBlock(t *testing.T, c compiler, b docBlock) {
+// directory, offcc on PATH, a private HOME, cache and configuration. It
+// returns that directory, which holds what the block wrote.
+func runDocBlock(t *testing.T, c compiler, b docBlock) string {
 	if strings.Contains(b.text, "-x cuda") {
 		llvmtest.CUDA(t)
 	}
@@ -126,6 +127,7 @@ func runDocBlock(t *testing.T, c compiler, b docBlock) {
 	if err != nil {
 		t.Errorf("%s:%d: the example fails (%v) after %v:\n%s\n--- output:\n%s", b.file, b.line, err, time.Since(start).Round(time.Millisecond), b.text, out.String())
 	}
+	return work
 }
 
 // TestDocBlocksMarked checks the marking rule itself on a page: a block
