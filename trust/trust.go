@@ -178,22 +178,33 @@ func LoadPublicKey(path string) (*PublicKey, error) {
 	return k, nil
 }
 
-// LoadPrivateKey reads a NAME.key file. Like ssh, it refuses a key file
-// that others than its owner may read.
+// LoadPrivateKey reads a NAME.key file. It says what the file is before
+// anything else: a public key (NAME.pub) or another file is named so,
+// never told to be chmod'ed. Like ssh, it then refuses a private key that
+// others than its owner may read.
 func LoadPrivateKey(path string) (*PrivateKey, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%s: a private key others may read (mode %04o; chmod 600 it)", path, fi.Mode().Perm())
+	notPrivate := fmt.Errorf("%s: not an offcc private key (want: %s SEED NAME)", path, privateTag)
+	if fi.IsDir() {
+		return nil, notPrivate
 	}
 	fields, err := readKeyFile(path)
-	if err != nil {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
 		return nil, err
+	case err != nil:
+		return nil, notPrivate
+	case fields[0] == publicTag:
+		return nil, fmt.Errorf("%s: a public key, not a private one: the signing key is the NAME.key (%s SEED NAME, mode 0600) that 'offcc key generate NAME' writes beside NAME.pub", path, privateTag)
+	case fields[0] != privateTag:
+		return nil, notPrivate
 	}
-	if fields[0] != privateTag {
-		return nil, fmt.Errorf("%s: not an offcc private key (want: %s SEED NAME)", path, privateTag)
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s: a private key others may read (mode %04o; chmod 600 it)", path, fi.Mode().Perm())
 	}
 	seed, err := base64.StdEncoding.DecodeString(fields[1])
 	if err != nil || len(seed) != ed25519.SeedSize {

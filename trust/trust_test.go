@@ -143,11 +143,22 @@ func TestLoadBadKeys(t *testing.T) {
 			t.Errorf("public %s: %v, %v", name, k, err)
 		}
 	}
-	// The halves swapped (the .pub made 0600 to get past the mode
-	// check to the tag's).
-	os.Chmod(pubPath, 0o600)
-	if _, err := LoadPrivateKey(pubPath); err == nil || !strings.Contains(err.Error(), "not an offcc private key") {
-		t.Errorf("LoadPrivateKey of a public key (0600): %v", err)
+	// The halves swapped: the public key is said to be one, whatever its
+	// mode (a .pub is 0644: no chmod advice for it).
+	for _, mode := range []os.FileMode{0o644, 0o600} {
+		os.Chmod(pubPath, mode)
+		if _, err := LoadPrivateKey(pubPath); err == nil || !strings.Contains(err.Error(), "a public key, not a private one") || strings.Contains(err.Error(), "chmod") {
+			t.Errorf("LoadPrivateKey of a public key (%04o): %v", mode, err)
+		}
+	}
+	// A file that is no key, readable by all, and a directory: not a
+	// private key, with no chmod advice either.
+	other := write("notes.txt", "hello\n")
+	os.Chmod(other, 0o644)
+	for _, p := range []string{other, dir} {
+		if _, err := LoadPrivateKey(p); err == nil || !strings.Contains(err.Error(), p+": not an offcc private key") || strings.Contains(err.Error(), "chmod") {
+			t.Errorf("LoadPrivateKey(%s): %v", p, err)
+		}
 	}
 	if _, err := LoadPublicKey(keyPath); err == nil {
 		t.Errorf("LoadPublicKey of a private key: no error")
