@@ -270,8 +270,11 @@ func (c *Client) usable() bool {
 	return !c.failed
 }
 
-// fail gives the farm up after a server error, warning once.
-func (c *Client) fail(err error) { c.giveUp(err.Error()) }
+// fail gives the farm up after a server error, warning once: the warning
+// names the server as the user gave it (less its password), then why, in
+// words (redisstore.Describe: "cannot connect: connection refused"), not
+// Go's "dial tcp ADDR: ...".
+func (c *Client) fail(err error) { c.giveUp(redisstore.Describe(err)) }
 
 // Slots returns the slots of the live workers of the client's toolchain
 // less the jobs of other clients waiting for one: a job may queue behind
@@ -406,7 +409,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	info.BytesUp = sent
 	if err != nil {
 		c.fail(err)
-		return local("%v", err)
+		return local("%s", redisstore.Describe(err))
 	}
 	defer c.cleanup(j.ID)
 	c.expire(jobEntry(j.ID))
@@ -417,7 +420,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 	cancel()
 	if err != nil {
 		c.fail(err)
-		return local("%v", err)
+		return local("%s", redisstore.Describe(err))
 	}
 	uploaded := time.Now()
 	info.Transfer = uploaded.Sub(t0)
@@ -455,7 +458,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
 			c.fail(err)
 			c.takeBack(q, j.ID, entry)
-			return local("%v", err)
+			return local("%s", redisstore.Describe(err))
 		}
 		gctx, cancel := context.WithTimeout(bg, time.Second)
 		pipe := c.rdb.Pipeline()
@@ -493,7 +496,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		case err != nil && !errors.Is(err, redis.Nil):
 			c.fail(err)
 			c.takeBack(q, j.ID, entry)
-			return local("%v", err)
+			return local("%s", redisstore.Describe(err))
 		}
 		// Nobody holds the job.
 		if owner == "" && time.Since(uploaded) < c.opt.Pickup {

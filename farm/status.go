@@ -36,7 +36,7 @@ func GetStatus(ctx context.Context, store *redisstore.Store) (*Status, error) {
 	st := &Status{Server: store.Name(), Workers: []WorkerInfo{}, Queues: []Queue{}}
 	all, err := rdb.HGetAll(ctx, workersKey(p)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the farm at %s: %v", store.Name(), err)
+		return nil, fmt.Errorf("build farm %s: %s", store.Name(), redisstore.Describe(err))
 	}
 	now := time.Now()
 	for name, v := range all {
@@ -54,7 +54,7 @@ func GetStatus(ctx context.Context, store *redisstore.Store) (*Status, error) {
 	for {
 		keys, next, err := rdb.Scan(ctx, cursor, p+"farm:q:*", 100).Result()
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the farm at %s: %v", store.Name(), err)
+			return nil, fmt.Errorf("build farm %s: %s", store.Name(), redisstore.Describe(err))
 		}
 		for _, k := range keys {
 			q := Queue{Toolchain: strings.TrimPrefix(k, p+"farm:q:")}
@@ -62,7 +62,7 @@ func GetStatus(ctx context.Context, store *redisstore.Store) (*Status, error) {
 			if pend, err := rdb.XPending(ctx, k, Group).Result(); err == nil {
 				q.Running = pend.Count
 			} else if err != redis.Nil && !strings.Contains(err.Error(), "NOGROUP") {
-				return nil, err
+				return nil, fmt.Errorf("build farm %s: %s", store.Name(), redisstore.Describe(err))
 			}
 			q.Queued -= q.Running
 			st.Queues = append(st.Queues, q)

@@ -315,7 +315,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 		err := w.rdb.XGroupCreateMkStream(cctx, q, Group, "0").Err()
 		cancel()
 		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-			return fmt.Errorf("cannot reach %s: %v", w.store.Name(), err)
+			return fmt.Errorf("build farm %s: %s", w.store.Name(), redisstore.Describe(err))
 		}
 	}
 	if n, err := removeStale(w.opt.Dir); err != nil {
@@ -519,7 +519,7 @@ func (w *Worker) putBack(q string, m redis.XMessage) {
 	if validJobID(id) && w.rdb.Exists(cctx, claimKey(w.prefix(), id)).Val() == 0 {
 		if err := w.rdb.XAdd(cctx, &redis.XAddArgs{Stream: q, Values: m.Values}).Err(); err != nil {
 			// Lost: its client takes it back after the pickup time.
-			w.logf("worker %s: job %s: cannot put it back: %v", w.opt.Name, id, err)
+			w.logf("worker %s: job %s: cannot put it back: %s", w.opt.Name, id, redisstore.Describe(err))
 		}
 	}
 	w.rdb.XAck(cctx, q, Group, m.ID)
@@ -593,7 +593,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 		}
 		if err := w.rdb.XAdd(cctx, &redis.XAddArgs{Stream: q, Values: m.Values}).Err(); err != nil {
 			// Lost: its client takes it back after the pickup time.
-			w.logf("worker %s: job %s: cannot put it back: %v", w.opt.Name, id, err)
+			w.logf("worker %s: job %s: cannot put it back: %s", w.opt.Name, id, redisstore.Describe(err))
 			return freed
 		}
 		w.logf("worker %s: job %s expects %d MiB, %d MiB of %d MiB taken: left for later", w.opt.Name, id, peak>>20, w.mem.load()>>20, w.opt.Memory>>20)
@@ -677,7 +677,7 @@ func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{
 		os.Remove(o.Path) // uploaded (or lost): nothing of the job stays
 	}
 	if err != nil {
-		w.logf("worker %s: job %s: cannot store the result: %v", w.opt.Name, id, err)
+		w.logf("worker %s: job %s: cannot store the result: %s", w.opt.Name, id, redisstore.Describe(err))
 		return nil
 	}
 	cctx, cancel = context.WithTimeout(bg, 2*time.Second)

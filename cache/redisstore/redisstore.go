@@ -250,11 +250,52 @@ type opError struct {
 }
 
 func (e *opError) Error() string {
-	var oe *net.OpError
-	if errors.As(e.err, &oe) && oe.Op == "dial" {
-		return "cannot connect: " + causeOf(oe)
+	why, ok := netCause(e.err)
+	switch {
+	case ok && strings.HasPrefix(why, "cannot connect: "):
+		return why
+	case ok:
+		return e.op + ": " + why
 	}
 	return e.op + ": " + e.err.Error()
+}
+
+// Describe spells an error of a command on a store's server (the Store's
+// own, or one of go-redis run on its Client, as the build farm's are)
+// without the server's address or Go's and go-redis' prefixes: "cannot
+// connect: connection refused", "connection lost: connection reset by
+// peer", "no answer (timed out)". Whoever reports it names the server as
+// the user knows it (Name).
+func Describe(err error) string {
+	if err == nil {
+		return ""
+	}
+	var oe *opError
+	if errors.As(err, &oe) {
+		return oe.Error()
+	}
+	if why, ok := netCause(err); ok {
+		return why
+	}
+	return strings.TrimPrefix(err.Error(), "redis: ")
+}
+
+// netCause spells a network error of a command: a server that cannot be
+// reached, a connection that broke or a command that timed out; ok is
+// false for any other error (one the server answered with).
+func netCause(err error) (why string, ok bool) {
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &oe) && oe.Op == "dial":
+		return "cannot connect: " + causeOf(oe), true
+	case errors.As(err, &oe):
+		return "connection lost: " + causeOf(oe), true
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer (timed out)", true
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection lost: closed by the server", true
+	}
+	return "", false
 }
 
 // Unwrap returns the underlying error.

@@ -521,6 +521,21 @@ func TestErrorsNameNoPackage(t *testing.T) {
 	if err := s.Ping(context.Background()); err == nil || err.Error() != "cannot connect: connection refused" {
 		t.Errorf("Ping: %v", err)
 	}
+	// The build farm runs its own commands on the store's client:
+	// Describe spells their errors the same way.
+	raw := s.Client().HGetAll(context.Background(), "k").Err()
+	if got := redisstore.Describe(raw); got != "cannot connect: connection refused" {
+		t.Errorf("Describe(%v) = %q; want cannot connect: connection refused", raw, got)
+	}
+	if got := redisstore.Describe(err); got != "cannot connect: connection refused" {
+		t.Errorf("Describe of a store's error = %q", got)
+	}
+	if got := redisstore.Describe(context.DeadlineExceeded); got != "no answer (timed out)" {
+		t.Errorf("Describe(deadline) = %q", got)
+	}
+	if got := redisstore.Describe(errors.New("redis: nil")); got != "nil" {
+		t.Errorf("Describe(redis: nil) = %q", got)
+	}
 	_, err = redisstore.Open("http://h:1", redisstore.Options{})
 	if err == nil || strings.Contains(err.Error(), "redisstore") || !strings.HasPrefix(err.Error(), "bad Redis URL http://h:1: ") {
 		t.Errorf("Open(http://h:1): %v", err)
