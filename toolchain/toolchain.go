@@ -140,12 +140,23 @@ func Find(explicit string, getenv func(string) string) (*LLVM, error) {
 // probe checks that dir (whose versioned names come first if
 // versionedFirst, see Tool) holds clang (plain or versioned) and reads the LLVM
 // major version from the resource directory (<dir>/../lib/clang/<major>),
-// which costs no process start.
+// which costs no process start. A directory of links to an installation's
+// tools (or a link to its bin directory) has no resource directory beside
+// it: the one beside the directory, or the clang, they link to is read.
 func probe(dir, how string, versionedFirst bool) (*LLVM, error) {
+	l := &LLVM{Bin: dir, tools: &toolPaths{paths: map[string]string{}}, versionedFirst: versionedFirst}
 	major := resourceMajor(dir)
-	l := &LLVM{Bin: dir, Major: major, tools: &toolPaths{paths: map[string]string{}}, versionedFirst: versionedFirst}
+	l.Major = major
 	if fi, err := os.Stat(l.Clang()); err != nil || fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(dir, "bin", "clang")); err == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("no clang in %s (from %s); it is in %s: %s names LLVM's bin directory", dir, how, filepath.Join(dir, "bin"), how)
+		}
 		return nil, fmt.Errorf("no clang in %s (from %s); install LLVM %d with: %s", dir, how, RequiredMajor, InstallHint)
+	}
+	if major == 0 {
+		major = linkedMajor(dir, l.Clang())
+		l.Major = major
+		l.tools = &toolPaths{paths: map[string]string{}} // clang-<major> may be the one
 	}
 	if major == 0 {
 		return nil, fmt.Errorf("cannot tell the LLVM version of %s (no lib/clang/<version> beside it); offcc needs LLVM %d: %s", dir, RequiredMajor, InstallHint)
@@ -154,6 +165,25 @@ func probe(dir, how string, versionedFirst bool) (*LLVM, error) {
 		return nil, fmt.Errorf("found LLVM %d in %s, but offcc needs LLVM %d or newer; install it with: %s", major, dir, RequiredMajor, InstallHint)
 	}
 	return l, nil
+}
+
+// linkedMajor returns the LLVM major version of the installation that
+// bin, or its clang, links to: the resource directory beside the directory
+// either resolves to. It returns 0 when there is none.
+func linkedMajor(bin, clang string) int {
+	var dirs []string
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		dirs = append(dirs, real)
+	}
+	if real, err := filepath.EvalSymlinks(clang); err == nil {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	for _, d := range dirs {
+		if m := resourceMajor(d); m != 0 {
+			return m
+		}
+	}
+	return 0
 }
 
 func resourceMajor(bin string) int {

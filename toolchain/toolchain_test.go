@@ -176,3 +176,55 @@ func TestToolPlainNameInNamedDir(t *testing.T) {
 		t.Errorf("clang %s, llc %s; want clang, llc-22", l.Clang(), l.Tool("llc"))
 	}
 }
+
+// TestFindDirOfLinks: a directory of links to an installation's tools, or
+// a link to its bin directory, has no resource directory beside it; its
+// version is that of the installation its clang links to.
+func TestFindDirOfLinks(t *testing.T) {
+	for _, c := range []struct {
+		major string
+		ok    bool
+	}{{"22", true}, {"19", false}} {
+		real := fakeLLVM(t, c.major, "")
+		links := filepath.Join(t.TempDir(), "bin")
+		os.MkdirAll(links, 0o755)
+		if err := os.Symlink(filepath.Join(real, "clang"), filepath.Join(links, "clang")); err != nil {
+			t.Fatal(err)
+		}
+		linkedBin := filepath.Join(t.TempDir(), "llvm")
+		if err := os.Symlink(real, linkedBin); err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range []string{links, linkedBin} {
+			l, err := Find(dir, env(nil))
+			switch {
+			case c.ok && (err != nil || l.Major != 22 || l.Clang() != filepath.Join(dir, "clang")):
+				t.Errorf("Find(%s) of LLVM 22 = %+v, %v", dir, l, err)
+			case !c.ok && (err == nil || !strings.Contains(err.Error(), "found LLVM 19 in "+dir)):
+				t.Errorf("Find(%s) of LLVM 19: %v; want found LLVM 19", dir, err)
+			}
+		}
+	}
+	// A clang linking nowhere with a version says it cannot tell.
+	links := filepath.Join(t.TempDir(), "bin")
+	os.MkdirAll(links, 0o755)
+	touch(t, filepath.Join(links, "clang"))
+	if _, err := Find(links, env(nil)); err == nil || !strings.Contains(err.Error(), "cannot tell the LLVM version of "+links) {
+		t.Errorf("Find of a clang with no version: %v", err)
+	}
+}
+
+// TestFindRootDir: the installation's root given instead of its bin
+// directory is named so, not met with "install LLVM".
+func TestFindRootDir(t *testing.T) {
+	bin := fakeLLVM(t, "22", "")
+	root := filepath.Dir(bin)
+	_, err := Find(root, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "it is in "+bin+": --llvm-dir names LLVM's bin directory") || strings.Contains(err.Error(), "install") {
+		t.Errorf("Find(root): %v", err)
+	}
+	_, err = Find(t.TempDir(), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "no clang in ") || !strings.Contains(err.Error(), "install LLVM 22") {
+		t.Errorf("Find(empty dir): %v", err)
+	}
+}
