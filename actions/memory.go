@@ -52,6 +52,7 @@ type Usage struct {
 	// CPU is the user and system time the command and the children it
 	// waited for used.
 	CPU time.Duration
-	// MemoryWait is how long the action waited, ready, for memory.
+	// MemoryWait is how long Memory held the action back, ready (as
+	// MemoryInfo.Wait: waiting for a slot is not in it).
 	MemoryWait time.Duration
 }
