@@ -46,7 +46,7 @@ const ConfigDoc = `Every setting below is read from its environment variable or 
 // Options returns offcc's own options, in the order --help lists them.
 func Options() []Option {
 	return []Option{
-		{[]string{"-j N", "--offload-jobs=N"}, "Run at most N jobs at once (default: the CPU count, or make's jobserver when MAKEFLAGS carries one)"},
+		{[]string{"-j N", "--offload-jobs=N"}, "Run at most N jobs at once (default: make's jobserver where make hands it to the recipe: make 4.4 and later always, make 4.3 to lines marked + or naming $(MAKE); else the CPU count)"},
 		{[]string{"--offload-jobs=jobserver"}, "Take job slots from make's jobserver"},
 		{[]string{"--offload-mem=SIZE|off"}, "Start jobs only while their expected peak memory fits in the smallest of SIZE (such as 600M), the cgroup's limit and MemAvailable, shared with the other offcc processes of a make -j; peaks are learned in the build cache, and a job the OOM killer kills runs again alone (also $OFFCC_OFFLOAD_MEM; 0: no explicit limit; off: by cores alone)"},
 		{[]string{"--llvm-dir=DIR"}, "Use the LLVM tools in DIR (also $OFFCC_LLVM_DIR; default: beside clang-22 on PATH, else /usr/lib/llvm-22/bin)"},
