@@ -152,8 +152,9 @@ func subcommandsRendered(lines []string) []string {
 			}
 		}
 		// Join the description's lines; a line ending in U+2010 was
-		// hyphenated by groff.
-		text := strings.ReplaceAll(strings.Join(desc, "\n"), "\u2010\n", "")
+		// hyphenated by groff (the word goes on after the next line's
+		// indent).
+		text := regexp.MustCompile("\u2010\n\\s*").ReplaceAllString(strings.Join(desc, "\n"), "")
 		if got, want := strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(c.Doc), " "); got != want {
 			bad = append(bad, fmt.Sprintf("offcc %s: the description renders as\n%q\nwant\n%q", c.Name, got, want))
 		}
