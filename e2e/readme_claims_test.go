@@ -302,3 +302,34 @@ func TestReadmeComparisonFails(t *testing.T) {
 		}
 	}
 }
+
+// baseDirAtConfigure matches a shell line that gives cmake OFFCC_BASE_DIR
+// in its environment (OFFCC_BASE_DIR=DIR cmake ..., env OFFCC_BASE_DIR=DIR
+// cmake ...), or exports it where the same block configures with cmake.
+var baseDirAtConfigure = regexp.MustCompile(`(?m)OFFCC_BASE_DIR=\S*\s+(\S+=\S*\s+)*cmake\b|export\s+OFFCC_BASE_DIR=[\s\S]*\ncmake\s`)
+
+// TestDocsBaseDirNotAtConfigure checks that no shell example of the README
+// or docs/ sets OFFCC_BASE_DIR for CMake's configure: the toolchain file
+// gives every compile its base directory through the compiler launcher,
+// and OFFCC_BASE_DIR in cmake's environment plays no part
+// (TestBaseDirCMakeCheckouts builds with none). The pattern finds the
+// manual's old example.
+func TestDocsBaseDirNotAtConfigure(t *testing.T) {
+	t.Parallel()
+	if !baseDirAtConfigure.MatchString("OFFCC_BASE_DIR=$PWD cmake ...                            # absolute paths, as CMake writes them\n") {
+		t.Fatal("the pattern misses the manual's old configure-time example")
+	}
+	root := repoPath(t, "")
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	rels := []string{"README.md"}
+	for _, p := range pages {
+		rels = append(rels, filepath.Join("docs", filepath.Base(p)))
+	}
+	for _, rel := range rels {
+		for _, b := range docBlocks(t, root, rel) {
+			if m := baseDirAtConfigure.FindString(b.text); m != "" {
+				t.Errorf("%s:%d: %q: the toolchain file gives compiles their base directory; OFFCC_BASE_DIR at configure time does nothing", b.file, b.line, m)
+			}
+		}
+	}
+}
