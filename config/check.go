@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -88,6 +90,32 @@ func ParseBool(v string) (value, ok bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// ParseAge reads an age as ccache's --evict-older-than does: a whole
+// number with the suffix d (days) or s (seconds), such as 7d or 3600s.
+func ParseAge(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	unit := time.Duration(0)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'd':
+			unit = 24 * time.Hour
+		case 's':
+			unit = time.Second
+		}
+	}
+	if unit == 0 {
+		return 0, fmt.Errorf("want a whole number with the suffix d (days) or s (seconds), such as 7d or 3600s")
+	}
+	n, err := strconv.ParseUint(t[:len(t)-1], 10, 64)
+	if errors.Is(err, strconv.ErrRange) || err == nil && n > uint64(math.MaxInt64/unit) {
+		return 0, fmt.Errorf("too large: at most %dd", math.MaxInt64/(24*time.Hour))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("want a whole number with the suffix d (days) or s (seconds), such as 7d or 3600s")
+	}
+	return time.Duration(n) * unit, nil
 }
 
 // ParseSize reads a size: a number of bytes with an optional K, M, G or T

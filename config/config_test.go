@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeConf writes a configuration file and returns its path.
@@ -212,6 +213,19 @@ func TestParseSize(t *testing.T) {
 	for _, in := range []string{"", "garbage", "-1", "NaN", "1X", "inf"} {
 		if _, err := ParseSize(in); err == nil {
 			t.Errorf("ParseSize(%q) succeeds", in)
+		}
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "3600s": time.Hour, "0s": 0, " 1d ": 24 * time.Hour} {
+		if got, err := ParseAge(in); err != nil || got != want {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "7", "d", "7h", "-1d", "+1d", "1.5d", "7 d", "99999999999999999999d", "200000d"} {
+		if _, err := ParseAge(in); err == nil {
+			t.Errorf("ParseAge(%q) succeeds", in)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/config"
+	"github.com/offcc/offcc/internal/editdist"
 )
 
 const cacheUsage = `USAGE: offcc cache <subcommand> [options]
@@ -39,6 +40,10 @@ SUBCOMMANDS:
                                90% of OFFCC_CACHE_SIZE (0: no limit, only damaged
                                entries go), or down to SIZE (bytes, or with a
                                K, M, G or T suffix)
+  evict --older-than AGE       remove the entries no build has stored or used
+                               for longer than AGE: a whole number with the
+                               suffix d (days) or s (seconds), such as 7d or
+                               3600s (ccache's --evict-older-than)
   explain [--] COMMAND...      run the offcc command COMMAND (for example
                                "offcc -c x.c"; a leading offcc, offcc++, clang
                                or clang++ is optional) with OFFCC_CACHE_DEBUG=1:
@@ -83,6 +88,7 @@ var cacheSubcommands = map[string]string{
 	"stats":   "offcc cache stats [--json] [--zero | --zero-only]",
 	"clear":   "offcc cache clear",
 	"trim":    "offcc cache trim [--size SIZE]",
+	"evict":   "offcc cache evict --older-than AGE",
 	"explain": "offcc cache explain [--] COMMAND...",
 	"export":  "offcc cache export (--all | KEY...) -o FILE.poclbin",
 	"import":  "offcc cache import [--trust-archive] FILE.poclbin",
@@ -133,7 +139,7 @@ func cacheRun(ctx context.Context, args []string, env *cacheEnv) int {
 	}
 	usage, ok := cacheSubcommands[sub]
 	if !ok {
-		fmt.Fprintf(env.stderr, "offcc: error: cache: unknown subcommand '%s' (see 'offcc cache --help')\n", sub)
+		fmt.Fprintf(env.stderr, "offcc: error: %s\n", unknownSubcommand("cache", sub, sortedKeys(cacheSubcommands)))
 		return 1
 	}
 	for _, a := range rest {
@@ -154,6 +160,8 @@ func cacheRun(ctx context.Context, args []string, env *cacheEnv) int {
 		err = cacheClear(rest, env)
 	case "trim":
 		err = cacheTrim(rest, env)
+	case "evict":
+		err = cacheEvict(rest, env)
 	case "explain":
 		status, err = cacheExplain(ctx, rest, env)
 	case "export":
@@ -175,6 +183,30 @@ func cacheRun(ctx context.Context, args []string, env *cacheEnv) int {
 		return 1
 	}
 	return status
+}
+
+// unknownSubcommand says sub is not one of the subcommands subs of the
+// command cmd ("cache", "config"), with the closest when one is close.
+func unknownSubcommand(cmd, sub string, subs []string) string {
+	if near := nearest(sub, subs); near != "" {
+		return fmt.Sprintf("unknown %s subcommand '%s'; did you mean '%s'?", cmd, sub, near)
+	}
+	return fmt.Sprintf("unknown %s subcommand '%s' (see 'offcc %s --help')", cmd, sub, cmd)
+}
+
+// nearest returns the word of words closest to w by edit distance, when
+// it is close enough to be what w meant to spell; "" otherwise.
+func nearest(w string, words []string) string {
+	best, bestD := "", 0
+	for _, c := range words {
+		if d := editdist.Distance(w, c, len(w)+len(c)); best == "" || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || bestD >= len(w) || bestD > max(2, len(w)/4) {
+		return ""
+	}
+	return best
 }
 
 // oneLine keeps a message on one line.
@@ -224,6 +256,13 @@ func parseCacheArgs(sub string, args []string, bools, values []string) (*cacheAr
 			case strings.HasPrefix(a, "-o") && len(a) > 2 && has(values, "-o"):
 				ca.values["-o"] = a[2:]
 			default:
+				flags := append(append([]string(nil), bools...), values...)
+				if near := nearest(name, flags); near != "" {
+					if eq {
+						near += "=" + val
+					}
+					return nil, fmt.Errorf("unknown argument '%s'; did you mean '%s'?", a, near)
+				}
 				return nil, &usageError{sub, fmt.Sprintf("unknown argument '%s'", a)}
 			}
 		}

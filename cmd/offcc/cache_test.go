@@ -49,7 +49,7 @@ func TestCacheUsageErrors(t *testing.T) {
 	if rc == 0 || out != "" {
 		t.Errorf("no arguments: status %d, stdout %q", rc, out)
 	}
-	for _, sub := range []string{"stats", "clear", "trim", "explain", "export", "import"} {
+	for _, sub := range []string{"stats", "clear", "trim", "evict", "explain", "export", "import"} {
 		if !strings.Contains(errs, "\n  "+sub) {
 			t.Errorf("usage without arguments does not list %s:\n%s", sub, errs)
 		}
@@ -71,8 +71,19 @@ func TestCacheUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"bogus"}, "unknown subcommand 'bogus'"},
+		{[]string{"bogus"}, "offcc: error: unknown cache subcommand 'bogus' (see 'offcc cache --help')\n"},
+		{[]string{"stat"}, "offcc: error: unknown cache subcommand 'stat'; did you mean 'stats'?\n"},
+		{[]string{"evcit"}, "did you mean 'evict'?"},
 		{[]string{"stats", "--bogus"}, "unknown argument '--bogus'"},
+		{[]string{"stats", "--jsn"}, "offcc: error: cache stats: unknown argument '--jsn'; did you mean '--json'?\n"},
+		{[]string{"stats", "-zero"}, "did you mean '--zero'?"},
+		{[]string{"trim", "--sise=1G"}, "unknown argument '--sise=1G'; did you mean '--size=1G'?"},
+		{[]string{"evict"}, "cache evict: no age given (--older-than AGE) (usage: offcc cache evict --older-than AGE)"},
+		{[]string{"evict", "--older-than", "7"}, "cache evict: --older-than '7': want a whole number with the suffix d (days) or s (seconds), such as 7d or 3600s"},
+		{[]string{"evict", "--older-than=1h"}, "--older-than '1h': want a whole number"},
+		{[]string{"evict", "--older-than", "-1d"}, "--older-than '-1d': want a whole number"},
+		{[]string{"evict", "--older-then", "7d"}, "did you mean '--older-than'?"},
+		{[]string{"evict", "--older-than", "7d", "x"}, "unexpected argument 'x'"},
 		{[]string{"stats", "extra"}, "unexpected argument 'extra'"},
 		{[]string{"clear", "now"}, "unexpected argument 'now'"},
 		{[]string{"trim", "--size"}, "option '--size' needs a value"},
@@ -95,7 +106,7 @@ func TestCacheUsageErrors(t *testing.T) {
 	}
 	for _, b := range bad {
 		rc, out, errs := runCache(t, vars, b.args...)
-		if rc == 0 || out != "" || !strings.HasPrefix(errs, "offcc: error: cache") || !strings.Contains(errs, b.want) || strings.Count(errs, "\n") != 1 {
+		if rc == 0 || out != "" || !strings.HasPrefix(errs, "offcc: error: ") || !strings.Contains(errs, b.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want one error line saying %q", b.args, rc, out, errs, b.want)
 		}
 	}
