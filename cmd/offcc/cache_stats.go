@@ -365,11 +365,8 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 		fmt.Fprintf(tw, "size limit\t%s (a trim keeps %s)\n", humanBytes(st.MaxSize), humanBytes(st.MaxSize/10*9))
 	}
 	fmt.Fprintf(tw, "compression\t%s\n", st.Compression)
-	// On disk, then uncompressed: what compression saves.
-	fmt.Fprintf(tw, "entries\t%d (%s on disk, %s uncompressed)\n", st.Entries, humanBytes(st.Bytes), humanBytes(st.UncompressedBytes))
-	for _, k := range sortedKeys(st.EntryKinds) {
-		v := st.EntryKinds[k]
-		fmt.Fprintf(tw, "  %s\t%d (%s, %s)\t%s\n", k, v.Entries, humanBytes(v.Bytes), humanBytes(v.Uncompressed), entryKindDocs[k])
+	if st.Entries == 0 {
+		fmt.Fprintf(tw, "entries\tnone\n")
 	}
 	zeroed := "never"
 	if st.Zeroed != nil {
@@ -381,6 +378,10 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 	}
 	tw.Flush()
 	printPeaks(w, st.Peaks)
+	if st.Entries > 0 {
+		fmt.Fprintln(w)
+		printEntryKinds(w, st)
+	}
 	fmt.Fprintln(w)
 	if len(st.Kinds) == 0 {
 		fmt.Fprintln(w, "no jobs counted since the statistics were last zeroed")
@@ -423,6 +424,26 @@ func printStats(w io.Writer, st *cacheStatsJSON) {
 		fmt.Fprintf(w, "\nshared cache: %d hits, %d misses, %d untrusted, %d errors, %d stored; %s up, %s down\n",
 			r.Hits, r.Misses, r.Untrusted, r.Errors, r.Stores, humanBytes(r.BytesUp), humanBytes(r.BytesDown))
 	}
+}
+
+// printEntryKinds prints the entries by kind, as a table: how many, the
+// bytes they take on disk (compressed) and uncompressed, and what the
+// kind holds; then the totals.
+func printEntryKinds(w io.Writer, st *cacheStatsJSON) {
+	width := len("entry kind")
+	for k := range st.EntryKinds {
+		width = max(width, len(k))
+	}
+	// Numbers right-aligned; the kinds, padded to one width, stay left,
+	// and what each holds follows the numbers.
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tentries\ton disk\tuncompressed\t  what it holds\n", width, "entry kind")
+	for _, k := range sortedKeys(st.EntryKinds) {
+		v := st.EntryKinds[k]
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t  %s\n", width, k, v.Entries, humanBytes(v.Bytes), humanBytes(v.Uncompressed), entryKindDocs[k])
+	}
+	fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t\n", width, "total", st.Entries, humanBytes(st.Bytes), humanBytes(st.UncompressedBytes))
+	tw.Flush()
 }
 
 // printPeaks prints the learned peaks: how many jobs have one, and the

@@ -213,10 +213,20 @@ func TestCacheCLI(t *testing.T) {
 		t.Errorf("stats --json:\n%s", out)
 	}
 	rc, out, _ = runCache(t, vars, "stats")
-	for _, want := range []string{"entries          2 (", "  result", "compile", "75.0%", "1.5s", "uncacheable, by reason:", "-E"} {
+	for _, want := range []string{"compile", "75.0%", "1.5s", "uncacheable, by reason:", "-E"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stats text lacks %q:\n%s", want, out)
 		}
+	}
+	// The entries by kind: a table, its numbers right-aligned under
+	// their headings, the total last.
+	kinds := []string{
+		"  entry kind  entries  on disk  uncompressed  what it holds",
+		fmt.Sprintf("  result            2  %7s  %12s  a job's outputs and diagnostics", humanBytes(st.Bytes), humanBytes(st.UncompressedBytes)),
+		fmt.Sprintf("  total             2  %7s  %12s", humanBytes(st.Bytes), humanBytes(st.UncompressedBytes)),
+	}
+	if !strings.Contains(out, "\n"+strings.Join(kinds, "\n")+"\n") {
+		t.Errorf("stats text lacks the entry kinds' table\n%s\n", strings.Join(kinds, "\n"))
 	}
 	t.Logf("stats:\n%s", out)
 
