@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/offcc/offcc/config"
@@ -44,6 +45,36 @@ var keySubcommands = map[string]string{
 	"show":     "offcc key show FILE",
 }
 
+// keyFlags are each subcommand's options; each takes a value ("--dir
+// DIR" or "--dir=DIR").
+var keyFlags = map[string][]string{
+	"generate": {"--dir"},
+	"show":     nil,
+}
+
+// unknownKeyFlag returns the first argument of args before "--" that is
+// an option ("-x", "--x", "--x=v") none of flags names, "" when there is
+// none. An option of flags given without "=" takes the next argument.
+func unknownKeyFlag(args []string, flags []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, eq := strings.Cut(a, "=")
+		if !slices.Contains(flags, name) {
+			return a
+		}
+		if !eq {
+			i++
+		}
+	}
+	return ""
+}
+
 func keyMain(_ context.Context, args []string, _ *config.Config) int {
 	return keyRun(args, os.Stdout, os.Stderr)
 }
@@ -62,7 +93,11 @@ func keyRun(args []string, stdout, stderr io.Writer) int {
 	}
 	usage, ok := keySubcommands[sub]
 	if !ok {
-		fmt.Fprintf(stderr, "offcc: error: key: unknown subcommand '%s' (see 'offcc key --help')\n", sub)
+		if near := nearestName(sub, []string{"generate", "show"}); near != "" {
+			fmt.Fprintf(stderr, "offcc: error: key: unknown subcommand '%s'; did you mean '%s'?\n", sub, near)
+		} else {
+			fmt.Fprintf(stderr, "offcc: error: key: unknown subcommand '%s' (see 'offcc key --help')\n", sub)
+		}
 		return 1
 	}
 	for _, a := range rest {
@@ -73,6 +108,14 @@ func keyRun(args []string, stdout, stderr io.Writer) int {
 		if a == "--" {
 			break
 		}
+	}
+	if bad := unknownKeyFlag(rest, keyFlags[sub]); bad != "" {
+		msg := unknownArgument(bad, keyFlags[sub])
+		if !strings.Contains(msg, "did you mean") {
+			msg += " (usage: " + usage + ")"
+		}
+		fmt.Fprintf(stderr, "offcc: error: key %s: %s\n", sub, msg)
+		return 1
 	}
 	var err error
 	switch sub {

@@ -145,6 +145,11 @@ func TestKeyUsageErrors(t *testing.T) {
 		{[]string{"show"}, "want one key file"},
 		{[]string{"show", filepath.Join(dir, "missing.pub")}, "no such file"},
 		{[]string{"show", file}, "not an offcc key file"},
+		// Misspellings get clang's "did you mean".
+		{[]string{"genrate", "a"}, "key: unknown subcommand 'genrate'; did you mean 'generate'?\n"},
+		{[]string{"generate", "a", "--dirr", dir}, "key generate: unknown argument '--dirr'; did you mean '--dir'?\n"},
+		{[]string{"generate", "a", "-dir=" + dir}, "unknown argument '-dir=" + dir + "'; did you mean '--dir=" + dir + "'?\n"},
+		{[]string{"show", "--dir", file}, "key show: unknown argument '--dir' (usage: offcc key show FILE)\n"},
 	} {
 		rc, out, errs := runKey(t, b.args...)
 		if rc != 1 || out != "" || !strings.HasPrefix(errs, "offcc: error: key") || !strings.Contains(errs, b.want) || strings.Count(errs, "\n") != 1 {

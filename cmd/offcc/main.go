@@ -70,6 +70,12 @@ func run(argv []string) int {
 	if len(argv) > 1 && isSubcommand(argv[1]) {
 		return runSubcommand(argv, cfg)
 	}
+	if len(argv) > 1 {
+		if msg := misspeltSubcommand(argv[1]); msg != "" {
+			fmt.Fprintf(os.Stderr, "offcc: error: %s\n", msg)
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	self, err := os.Executable()

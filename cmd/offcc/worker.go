@@ -336,11 +336,15 @@ func parseWorkerFlags(fs *flag.FlagSet, what string, args []string, url *string,
 			fmt.Fprint(stdout, workerUsage)
 			return 0, true
 		}
-		fmt.Fprintf(stderr, "offcc: error: %s: %v (see 'offcc worker --help')\n", what, err)
+		fmt.Fprintf(stderr, "offcc: error: %s: %s\n", what, flagError(fs, args, err))
 		return 1, true
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "offcc: error: %s: unexpected argument '%s' (see 'offcc worker --help')\n", what, fs.Arg(0))
+		msg := fmt.Sprintf("unexpected argument '%s' (see 'offcc worker --help')", fs.Arg(0))
+		if what == "worker" && fs.Arg(0) == args[0] && nearestName(args[0], []string{"status"}) != "" {
+			msg = fmt.Sprintf("unexpected argument '%s'; did you mean 'status'?", args[0])
+		}
+		fmt.Fprintf(stderr, "offcc: error: %s: %s\n", what, msg)
 		return 1, true
 	}
 	if *url == "" {
@@ -348,4 +352,40 @@ func parseWorkerFlags(fs *flag.FlagSet, what string, args []string, url *string,
 		return 1, true
 	}
 	return 0, false
+}
+
+// flagError spells an error of fs.Parse(args) in clang's words, naming the
+// argument as the user gave it: "unknown argument '--job'; did you mean
+// '--jobs'?" for a flag fs lacks, "argument to '--jobs' is missing
+// (expected 1 value)" for one without its value; package flag's own words
+// for anything else.
+func flagError(fs *flag.FlagSet, args []string, err error) string {
+	msg := err.Error()
+	given := func(name string) string {
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			if n, _, _ := strings.Cut(a, "="); strings.HasPrefix(a, "-") && strings.TrimLeft(n, "-") == name {
+				return a
+			}
+		}
+		return "-" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		// package flag takes -jobs as --jobs: suggest as the user spelt.
+		arg := given(name)
+		dashes := arg[:len(arg)-len(strings.TrimLeft(arg, "-"))]
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, dashes+f.Name) })
+		msg := unknownArgument(arg, names)
+		if !strings.Contains(msg, "did you mean") {
+			msg += " (see 'offcc worker --help')"
+		}
+		return msg
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Sprintf("argument to '%s' is missing (expected 1 value)", given(name))
+	}
+	return msg + " (see 'offcc worker --help')"
 }
