@@ -47,10 +47,8 @@ func main() {
 func run(argv []string) int {
 	name := filepath.Base(argv[0])
 	switch toolchain.ToolName(name) {
-	case "llvm-offload-binary", "clang-offload-packager":
-		return packager.Main(name, argv[1:], os.Stdout, os.Stderr)
-	case "clang-offload-bundler":
-		return bundler.Main(name, argv[1:], os.Getenv, os.Stdout, os.Stderr)
+	case "llvm-offload-binary", "clang-offload-packager", "clang-offload-bundler":
+		return multiCall(name, argv[1:])
 	}
 	if len(argv) > 1 && argv[1] == "__farm-sandbox" {
 		// A build-farm worker's job: confined, then the tool.
@@ -87,6 +85,24 @@ func run(argv []string) int {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Self: self,
 		Exec: driver.ExecClang, Services: services.New(),
 	})
+}
+
+// multiCall runs offcc called as the LLVM tool name names (args without
+// the program name). It reads the configuration as "offcc offload-bundler"
+// and every other offcc command does (config.Load): a bad configuration
+// file or setting fails it as it fails them, with the tool's own "NAME:
+// error: " (the tools read none of offcc's settings today; the bundler's
+// OFFLOAD_BUNDLER_* variables are LLVM's, from the environment).
+func multiCall(name string, args []string) int {
+	cfg, err := config.Load(os.Environ())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: error: %s\n", name, oneLine(err.Error()))
+		return 1
+	}
+	if toolchain.ToolName(name) == "clang-offload-bundler" {
+		return bundler.Main(name, args, cfg.Getenv, os.Stdout, os.Stderr)
+	}
+	return packager.Main(name, args, os.Stdout, os.Stderr)
 }
 
 // subcommand runs one of offcc's subcommands with its arguments and the
