@@ -159,7 +159,7 @@ func probe(dir, how string, versionedFirst bool) (*LLVM, error) {
 		l.tools = &toolPaths{paths: map[string]string{}} // clang-<major> may be the one
 	}
 	if major == 0 {
-		return nil, fmt.Errorf("cannot tell the LLVM version of %s (no lib/clang/<version> beside it); offcc needs LLVM %d: %s", dir, RequiredMajor, InstallHint)
+		return nil, fmt.Errorf("cannot tell the LLVM version of %s (no lib/clang/<version> beside it or beside what it links to); offcc needs LLVM %d: %s", dir, RequiredMajor, InstallHint)
 	}
 	if major < RequiredMajor {
 		return nil, fmt.Errorf("found LLVM %d in %s, but offcc needs LLVM %d or newer; install it with: %s", major, dir, RequiredMajor, InstallHint)

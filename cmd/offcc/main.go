@@ -5,7 +5,8 @@
 // linker-wrapper, syclbin) or manages the build cache (cache). Called
 // through a link named llvm-offload-binary, clang-offload-packager or
 // clang-offload-bundler (optionally with a version suffix such as -22) it
-// behaves as that tool.
+// behaves as that tool, having read offcc's configuration as every offcc
+// command does.
 package main
 
 import (
