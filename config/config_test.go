@@ -262,6 +262,33 @@ func TestSetAndUnsetKeepComments(t *testing.T) {
 	}
 }
 
+func TestUnsetUnknownKey(t *testing.T) {
+	p := writeConf(t, "# mine\ncache_size = 1G\nold_setting = 3\n  old_setting=4\nold_settings = 5\n")
+	if _, err := Load([]string{"OFFCC_CONFIG=" + p}); err == nil {
+		t.Fatal("a file with an unknown key loads")
+	}
+	// Its lines go, and only its.
+	if removed, err := UnsetInFile(p, "old_setting"); err != nil || !removed {
+		t.Errorf("unset old_setting: %v, %v", removed, err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "# mine\ncache_size = 1G\nold_settings = 5\n" {
+		t.Errorf("after unset: %q", got)
+	}
+	// Absent: an error with the nearest setting, the file unchanged.
+	if _, err := UnsetInFile(p, "cache_sise"); err == nil || !strings.Contains(err.Error(), "did you mean 'cache_size'") {
+		t.Errorf("unset of an absent unknown key: %v", err)
+	}
+	if _, err := UnsetInFile(filepath.Join(t.TempDir(), "none.conf"), "cache_sise"); err == nil {
+		t.Errorf("unset of an unknown key without a file succeeds")
+	}
+	if removed, err := UnsetInFile(p, "old_settings"); err != nil || !removed {
+		t.Errorf("unset old_settings: %v, %v", removed, err)
+	}
+	if _, err := Load([]string{"OFFCC_CONFIG=" + p}); err != nil {
+		t.Errorf("after the unsets: %v", err)
+	}
+}
+
 func TestSetRejectsBadValueAndLeavesFile(t *testing.T) {
 	p := writeConf(t, "cache_size = 1G\n")
 	err := SetInFile(p, "cache_size", "lots")

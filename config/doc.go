@@ -21,7 +21,8 @@
 // setting starting with "~/" has it replaced by $HOME/; paths in the file
 // must be absolute. When a key appears twice the later line wins. A line
 // with no '=', or an unknown key, is an error naming the file and the line
-// (with "did you mean" for a key close to a known one).
+// (with "did you mean" for a key close to a known one); "offcc config
+// unset KEY" removes an unknown key's lines, with a warning.
 //
 // # Precedence
 //

@@ -35,19 +35,32 @@ func SetInFile(path, key, value string) error {
 // UnsetInFile removes the setting key's lines from the configuration file
 // path, keeping the rest; it reports whether there were any. A missing
 // file has none.
+//
+// A key that is no setting (one an older or newer offcc knew, or a typo,
+// which fails every command that reads the file) is removed too when the
+// file has lines of it, spelt as given; when it has none, that is an
+// error (with the nearest setting), as set's: a misspelt unset must not
+// pass for done. Lookup tells the caller which it was.
 func UnsetInFile(path, key string) (bool, error) {
-	s, ok := Lookup(key)
-	if !ok {
-		return false, unknownKey(key)
+	fileKey := strings.TrimSpace(key)
+	s, known := Lookup(key)
+	if known {
+		fileKey = s.Key
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if !known {
+			return false, unknownKey(key)
+		}
 		return false, nil
 	}
 	removed := false
-	err := editFileFunc(path, s.Key, func(lines []string, at []int) ([]string, bool) {
+	err := editFileFunc(path, fileKey, func(lines []string, at []int) ([]string, bool) {
 		removed = len(at) > 0
 		return drop(lines, at), removed
 	})
+	if err == nil && !known && !removed {
+		err = unknownKey(key)
+	}
 	return removed, err
 }
 

@@ -25,7 +25,9 @@ listed on stderr; the status is then 1.
   set KEY VALUE    check VALUE and write "KEY = VALUE" to the configuration
                    file (creating it and its directory when missing; other
                    lines and comments stay)
-  unset KEY        remove KEY's lines from the configuration file
+  unset KEY        remove KEY's lines from the configuration file (those
+                   of a key that is no setting too, with a warning: such a
+                   line fails every command)
 
 KEY is a setting's key (cache_size) or its environment variable
 (OFFCC_CACHE_SIZE). The file is $OFFCC_CONFIG, else
@@ -60,7 +62,10 @@ func configMain(args []string, environ []string, stdout, stderr io.Writer) int {
 	}
 	usage, ok := configSubcommands[sub]
 	if !ok {
-		return fail("config: unknown subcommand '%s' (see 'offcc config --help')", sub)
+		if strings.HasPrefix(sub, "-") {
+			return fail("config: unknown argument '%s' (see 'offcc config --help')", sub)
+		}
+		return fail("%s", unknownSubcommand("config", sub, sortedKeys(configSubcommands)))
 	}
 	for _, a := range rest {
 		if a == "-h" || a == "-help" || a == "--help" {
@@ -105,10 +110,13 @@ func configMain(args []string, environ []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("config unset: %s", oneLine(err.Error()))
 		}
-		s, _ := config.Lookup(key)
-		if removed {
+		s, known := config.Lookup(key)
+		switch {
+		case !known:
+			fmt.Fprintf(stderr, "offcc: warning: unknown key '%s' removed from %s\n", strings.TrimSpace(key), cfg.File)
+		case removed:
 			fmt.Fprintf(stdout, "removed %s from %s\n", s.Key, cfg.File)
-		} else {
+		default:
 			fmt.Fprintf(stdout, "%s is not set in %s\n", s.Key, cfg.File)
 		}
 		return 0
