@@ -13,7 +13,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -276,112 +275,6 @@ func (inv *Invocation) tempRoot() string {
 		return filepath.Clean(d)
 	}
 	return filepath.Clean(os.TempDir())
-}
-
-// offload plans and runs (or prints) an offload build.
-func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) int {
-	b, err := inv.newOffloadBuild(llvm, opts, kind, c)
-	if err != nil {
-		return inv.errorf("%v", err)
-	}
-	defer b.close()
-	tempDir, dryRun, syclbin := b.temp.path, b.dryRun, b.syclbin
-	// A compile the cache holds whole is answered before it is planned.
-	if b.restoreCommand() {
-		return 0
-	}
-	var header []string
-	var jobs []*clangJob
-	if b.clangArgs != nil {
-		header, jobs, err = clangJobs(ctx, inv, llvm.Clang(), inv.withColor(b.clangArgs), tempDir, b.plans, b.query)
-	}
-	var ce *ClangError
-	if errors.As(err, &ce) {
-		if ce.Messages != "" {
-			fmt.Fprintln(inv.Stderr, ce.Messages)
-		}
-		return ce.Code
-	}
-	if err != nil {
-		return inv.errorf("%v", err)
-	}
-	if !dryRun {
-		inv.recordCompileCommands(opts, jobs)
-	}
-	env := &planEnv{tempDir: tempDir, self: inv.Self, steps: &steps{clang: llvm.Clang()}, userInputs: map[string]bool{}}
-	for _, in := range opts.Inputs {
-		env.userInputs[in] = true
-	}
-	if opts.LLVMDir != "" {
-		env.linkPrefix = []string{"--llvm-dir=" + opts.LLVMDir}
-	}
-	env.cuid = inv.cuidOf(opts, header)
-	var plan *Plan
-	if syclbin != nil {
-		plan, err = syclbin.plan(env, jobs)
-	} else {
-		plan, err = newPlanner(env, kind).build(jobs)
-	}
-	if err == nil && kind == actions.OpenMP {
-		inv.stabilize(plan, opts, header, tempDir)
-	}
-	var ue *UnrecognizedError
-	if errors.As(err, &ue) && syclbin != nil {
-		// clang cannot run -fsyclbin: there is nothing to fall back to.
-		return inv.errorf("cannot plan -fsyclbin: %v", ue)
-	}
-	if errors.As(err, &ue) {
-		// Fail closed: a plan offcc is not sure of is clang's to run.
-		if opts.Verbose {
-			fmt.Fprintf(inv.Stderr, "%s: note: handing the command line to clang: %v\n", inv.prog(), ue)
-		}
-		fallback := inv.clangAction(llvm.Clang(), opts, kind)
-		fallback.FallbackReason = ue.Reason
-		traced := inv.jobTraceFile(opts) != ""
-		if opts.PrintJobGraph == "" && (!traced || opts.HashHashHash || opts.PrintBindings) {
-			if c != nil && !dryRun {
-				// Counted, with its reason, in offcc cache stats.
-				s := inv.newSession(c, tempDir, opts)
-				s.CountUncacheable(fallback)
-				s.Close()
-			}
-			b.temp.remove() // Exec does not return
-			return inv.runClang(ctx, llvm.Clang(), opts)
-		}
-		// offcc's own outputs (the graph, the trace) describe a plan of
-		// one action: clang's driver with the whole command line.
-		plan, header, err = &Plan{Graph: &actions.Graph{}, ReadsStdin: slices.Contains(opts.Inputs, "-")}, nil, nil
-		plan.Graph.MustAdd(fallback)
-	}
-	if err != nil {
-		return inv.errorf("%v", err)
-	}
-	plan.Header = header
-	if !dryRun {
-		// A missing vendor tool fails now, in one line, not after the
-		// compiles that come before it.
-		if err := checkTools(plan.Graph, exec.LookPath); err != nil {
-			return inv.errorf("%v", err)
-		}
-	}
-
-	if dryRun {
-		var probe actions.Probe
-		if opts.PrintJobGraph == "json" && c != nil {
-			probe = cacheProbe(inv.newSession(c, tempDir, opts), plan.Graph)
-		}
-		// The printed commands name temporaries in TMPDIR, as clang's do.
-		rebaseTemps(plan.Graph, tempDir, b.root)
-		return inv.print(plan, opts, probe)
-	}
-	printHeader(inv.Stderr, plan.Header, opts.Verbose)
-
-	run, err := b.newExecEnv(plan)
-	if err != nil {
-		return inv.errorf("%v", err)
-	}
-	defer run.close()
-	return inv.execute(ctx, plan, run)
 }
 
 // cacheProbe asks the build cache, before the plan's temporaries are

@@ -1,6 +1,10 @@
 package driver
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
 	"slices"
 	"time"
 
@@ -8,6 +12,40 @@ import (
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/toolchain"
 )
+
+// offload plans and runs (or prints) an offload build, in the order of
+// cmd/go, which builds its action graph before it runs any of it: it
+// plans the build (plan), hands a command line it is not sure it plans
+// right to clang (handToClang), prints a dry run's plan (printDryRun), or
+// runs the plan (execute) in an execution environment built for it in
+// one place (newExecEnv).
+func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) int {
+	b, err := inv.newOffloadBuild(llvm, opts, kind, c)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	defer b.close()
+	// A compile the cache holds whole is answered before it is planned.
+	if b.restoreCommand() {
+		return 0
+	}
+	plan, fb, err := b.plan(ctx)
+	switch {
+	case err != nil:
+		return inv.planFailed(err)
+	case fb != nil:
+		return b.handToClang(ctx, fb)
+	case b.dryRun:
+		return b.printDryRun(plan)
+	}
+	printHeader(inv.Stderr, plan.Header, opts.Verbose)
+	env, err := b.newExecEnv(plan)
+	if err != nil {
+		return inv.errorf("%v", err)
+	}
+	defer env.close()
+	return inv.execute(ctx, plan, env)
+}
 
 // offloadBuild is one offload build while offcc plans it and runs it:
 // what the two share, as cmd/go's Builder holds what building its action
@@ -34,8 +72,8 @@ type offloadBuild struct {
 	root string
 	temp *tempDir
 	// clangArgs is the command line whose jobs clang is asked for (nil:
-	// none, an -fsyclbin build of no source), syclbin the -fsyclbin build
-	// it belongs to.
+	// none, an -fsyclbin build of no source); syclbin is the -fsyclbin
+	// build it belongs to (nil: none).
 	clangArgs []string
 	syclbin   *syclbinBuild
 	// command is where the build cache keeps the compile's whole result
@@ -107,4 +145,151 @@ func (b *offloadBuild) close() {
 		b.session.Close()
 	}
 	b.temp.remove()
+}
+
+// plan asks clang's driver for the build's jobs and binds them into
+// offcc's plan. It returns the plan, or, for a command line whose plan
+// offcc is not sure of, the fallback that hands it to clang's driver
+// whole; where offcc's own outputs must describe such a command line
+// (describesFallback), the plan is that one action. A failure of clang's
+// driver is a *ClangError (see planFailed). Planning runs nothing of the
+// build, but it records the compile commands (--print-compile-commands)
+// of the jobs clang printed, and a run checks here that the plan's tools
+// are there.
+func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
+	var header []string
+	var jobs []*clangJob
+	if b.clangArgs != nil {
+		var err error
+		header, jobs, err = clangJobs(ctx, b.inv, b.clang, b.inv.withColor(b.clangArgs), b.temp.path, b.plans, b.query)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if !b.dryRun {
+		b.inv.recordCompileCommands(b.opts, jobs)
+	}
+	plan, err := b.bind(header, jobs)
+	var ue *UnrecognizedError
+	switch {
+	case errors.As(err, &ue) && b.syclbin != nil:
+		// clang cannot run -fsyclbin: there is nothing to fall back to.
+		return nil, nil, fmt.Errorf("cannot plan -fsyclbin: %v", ue)
+	case errors.As(err, &ue):
+		fb := b.fallBack(ue)
+		if !b.describesFallback() {
+			return nil, fb, nil
+		}
+		// offcc's own outputs (the graph, the trace) describe a plan of
+		// one action: clang's driver with the whole command line.
+		plan, header = &Plan{Graph: &actions.Graph{}, ReadsStdin: slices.Contains(b.opts.Inputs, "-")}, nil
+		plan.Graph.MustAdd(fb.action)
+	case err != nil:
+		return nil, nil, err
+	}
+	plan.Header = header
+	if !b.dryRun {
+		// A missing vendor tool fails now, in one line, not after the
+		// compiles that come before it.
+		if err := checkTools(plan.Graph, exec.LookPath); err != nil {
+			return nil, nil, err
+		}
+	}
+	return plan, nil, nil
+}
+
+// bind turns clang's jobs into the build's plan with the builder of its
+// offload kind (or -fsyclbin's), and gives OpenMP kernels stable names.
+// A job the builder cannot plan with certainty is an
+// *UnrecognizedError.
+func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
+	inv, opts := b.inv, b.opts
+	env := &planEnv{tempDir: b.temp.path, self: inv.Self, steps: &steps{clang: b.clang}, userInputs: map[string]bool{}}
+	for _, in := range opts.Inputs {
+		env.userInputs[in] = true
+	}
+	if opts.LLVMDir != "" {
+		env.linkPrefix = []string{"--llvm-dir=" + opts.LLVMDir}
+	}
+	env.cuid = inv.cuidOf(opts, header)
+	var plan *Plan
+	var err error
+	if b.syclbin != nil {
+		plan, err = b.syclbin.plan(env, jobs)
+	} else {
+		plan, err = newPlanner(env, b.kind).build(jobs)
+	}
+	if err == nil && b.kind == actions.OpenMP {
+		inv.stabilize(plan, opts, header, b.temp.path)
+	}
+	return plan, err
+}
+
+// fallback is a command line that offcc hands to clang's driver whole,
+// because it is not sure of its plan.
+type fallback struct {
+	// action is clang's driver with the whole command line; its
+	// FallbackReason says why offcc does not plan it.
+	action *actions.Action
+}
+
+// fallBack returns the fallback of a command line whose plan offcc is not
+// sure of (ue says why), saying so under -v.
+func (b *offloadBuild) fallBack(ue *UnrecognizedError) *fallback {
+	// Fail closed: a plan offcc is not sure of is clang's to run.
+	if b.opts.Verbose {
+		fmt.Fprintf(b.inv.Stderr, "%s: note: handing the command line to clang: %v\n", b.inv.prog(), ue)
+	}
+	a := b.inv.clangAction(b.clang, b.opts, b.kind)
+	a.FallbackReason = ue.Reason
+	return &fallback{action: a}
+}
+
+// describesFallback reports whether offcc's own outputs must describe a
+// command line it hands to clang, which then runs as a plan of one
+// action: the job graph (--print-job-graph), or the job trace of a build
+// that is no -### or -ccc-print-bindings (those print clang's own).
+func (b *offloadBuild) describesFallback() bool {
+	traced := b.inv.jobTraceFile(b.opts) != ""
+	return b.opts.PrintJobGraph != "" || traced && !b.opts.HashHashHash && !b.opts.PrintBindings
+}
+
+// handToClang runs the command line with clang's driver, as fb says, and
+// returns its exit status (or does not return: see runClang).
+func (b *offloadBuild) handToClang(ctx context.Context, fb *fallback) int {
+	if b.cache != nil && !b.dryRun {
+		// Counted, with its reason, in offcc cache stats.
+		s := b.inv.newSession(b.cache, b.temp.path, b.opts)
+		s.CountUncacheable(fb.action)
+		s.Close()
+	}
+	b.temp.remove() // Exec does not return
+	return b.inv.runClang(ctx, b.clang, b.opts)
+}
+
+// printDryRun prints the plan of a dry run (-###, -ccc-print-bindings,
+// --print-job-graph), with what the build cache holds for each action
+// in the JSON graph.
+func (b *offloadBuild) printDryRun(plan *Plan) int {
+	var probe actions.Probe
+	if b.opts.PrintJobGraph == "json" && b.cache != nil {
+		probe = cacheProbe(b.inv.newSession(b.cache, b.temp.path, b.opts), plan.Graph)
+	}
+	// The printed commands name temporaries in TMPDIR, as clang's do.
+	rebaseTemps(plan.Graph, b.temp.path, b.root)
+	return b.inv.print(plan, b.opts, probe)
+}
+
+// planFailed prints why a build could not be planned and returns the exit
+// status: clang's diagnostics and status for a failure of its driver
+// (*ClangError), offcc's error line for the rest.
+func (inv *Invocation) planFailed(err error) int {
+	var ce *ClangError
+	if errors.As(err, &ce) {
+		if ce.Messages != "" {
+			fmt.Fprintln(inv.Stderr, ce.Messages)
+		}
+		return ce.Code
+	}
+	return inv.errorf("%v", err)
 }
