@@ -12,7 +12,6 @@ import (
 
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/config"
-	"github.com/offcc/offcc/internal/editdist"
 )
 
 const cacheUsage = `USAGE: offcc cache <subcommand> [options]
@@ -186,27 +185,13 @@ func cacheRun(ctx context.Context, args []string, env *cacheEnv) int {
 }
 
 // unknownSubcommand says sub is not one of the subcommands subs of the
-// command cmd ("cache", "config"), with the closest when one is close.
+// command cmd ("cache", "config"), with the one a single edit away, as
+// nearestName finds it.
 func unknownSubcommand(cmd, sub string, subs []string) string {
-	if near := nearest(sub, subs); near != "" {
+	if near := nearestName(sub, subs); near != "" {
 		return fmt.Sprintf("unknown %s subcommand '%s'; did you mean '%s'?", cmd, sub, near)
 	}
 	return fmt.Sprintf("unknown %s subcommand '%s' (see 'offcc %s --help')", cmd, sub, cmd)
-}
-
-// nearest returns the word of words closest to w by edit distance, when
-// it is close enough to be what w meant to spell; "" otherwise.
-func nearest(w string, words []string) string {
-	best, bestD := "", 0
-	for _, c := range words {
-		if d := editdist.Distance(w, c, len(w)+len(c)); best == "" || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || bestD >= len(w) || bestD > max(2, len(w)/4) {
-		return ""
-	}
-	return best
 }
 
 // oneLine keeps a message on one line.
@@ -257,7 +242,7 @@ func parseCacheArgs(sub string, args []string, bools, values []string) (*cacheAr
 				ca.values["-o"] = a[2:]
 			default:
 				flags := append(append([]string(nil), bools...), values...)
-				if near := nearest(name, flags); near != "" {
+				if near := nearestName(name, flags); near != "" {
 					if eq {
 						near += "=" + val
 					}

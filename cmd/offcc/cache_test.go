@@ -73,7 +73,8 @@ func TestCacheUsageErrors(t *testing.T) {
 	}{
 		{[]string{"bogus"}, "offcc: error: unknown cache subcommand 'bogus' (see 'offcc cache --help')\n"},
 		{[]string{"stat"}, "offcc: error: unknown cache subcommand 'stat'; did you mean 'stats'?\n"},
-		{[]string{"evcit"}, "did you mean 'evict'?"},
+		{[]string{"evic"}, "did you mean 'evict'?"},
+		{[]string{"evcit"}, "unknown cache subcommand 'evcit' (see"},
 		{[]string{"stats", "--bogus"}, "unknown argument '--bogus'"},
 		{[]string{"stats", "--jsn"}, "offcc: error: cache stats: unknown argument '--jsn'; did you mean '--json'?\n"},
 		{[]string{"stats", "-zero"}, "did you mean '--zero'?"},
