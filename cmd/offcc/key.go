@@ -172,7 +172,7 @@ func keyGenerate(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "key          %s, ID %s\n", k.Name, k.ID)
 	fmt.Fprintf(stdout, "\nThe writer (a CI runner filling the shared cache, offcc cache export, a farm client or worker) signs with:\n")
 	fmt.Fprintf(stdout, "  export %s=%s\n", trust.EnvSigningKey, keyPath)
-	fmt.Fprintf(stdout, "Readers trust it with one of (lists of files or directories, ':'-separated):\n")
+	fmt.Fprintf(stdout, "Readers trust it with one of (lists of files or directories, separated by ':' or ','):\n")
 	fmt.Fprintf(stdout, "  export %s=%s   # shared cache entries, cache import\n", trust.EnvCacheWriters, pubPath)
 	fmt.Fprintf(stdout, "  export %s=%s      # build farm: the results a client believes\n", trust.EnvWorkers, pubPath)
 	fmt.Fprintf(stdout, "  export %s=%s      # build farm: the jobs a worker runs\n", trust.EnvClients, pubPath)
