@@ -73,9 +73,10 @@ KEYS (offcc key generate NAME writes a pair):
                                never writes to the shared cache
   OFFCC_TRUSTED_CACHE_KEYS=LIST
                                public keys (NAME.pub files or directories of
-                               them, ':'-separated) whose archives import takes
-                               and whose shared entries builds use; with none,
-                               builds do not use the shared cache
+                               them, separated by ':' or ',') whose archives
+                               import takes and whose shared entries builds
+                               use; with none, builds do not use the shared
+                               cache
   OFFCC_REMOTE_CACHE_INSECURE=1
                                builds use shared entries no trusted key signed,
                                and write unsigned ones without a signing key
