@@ -9,7 +9,7 @@ import (
 
 // TestDependencies: the driver plans and runs builds; the wiring of the
 // shared cache (Redis) and the build farm is the command's (package
-// internal/services), so that the driver depends on neither.
+// cmd/offcc/internal/services), so that the driver depends on neither.
 func TestDependencies(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -26,7 +26,7 @@ func TestDependencies(t *testing.T) {
 	for _, p := range []string{
 		"github.com/offcc/offcc/farm",
 		"github.com/offcc/offcc/cache/redisstore",
-		"github.com/offcc/offcc/internal/services",
+		"github.com/offcc/offcc/cmd/offcc/internal/services",
 		"github.com/redis/go-redis/v9",
 	} {
 		if slices.Contains(deps, p) {

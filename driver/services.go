@@ -10,7 +10,7 @@ import (
 
 // Services open what a build uses beyond clang, its plan and the local
 // build cache: the shared cache, the build farm and the progress line.
-// The command supplies them (package internal/services), so that the
+// The command supplies them (package cmd/offcc/internal/services), so that the
 // driver decides when a build needs one (a dry run opens none) but not
 // how it is opened, and depends on neither Redis nor the farm. A nil
 // Services, or a nil field, does without.

@@ -25,12 +25,12 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/bundler"
+	"github.com/offcc/offcc/cmd/offcc/internal/services"
 	"github.com/offcc/offcc/config"
 	"github.com/offcc/offcc/driver"
 	"github.com/offcc/offcc/farm"
 	"github.com/offcc/offcc/inspect"
 	"github.com/offcc/offcc/internal/atomicfile"
-	"github.com/offcc/offcc/internal/services"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/manual"
 	"github.com/offcc/offcc/packager"
