@@ -4,6 +4,7 @@ import (
 	"fmt"
 )
 
+// cacheClear runs "offcc cache clear": every entry and the counters go.
 func cacheClear(args []string, env *cacheEnv) error {
 	ca, err := parseCacheArgs("clear", args, nil, nil)
 	if err != nil {

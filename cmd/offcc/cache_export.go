@@ -10,6 +10,8 @@ import (
 	"github.com/offcc/offcc/trust"
 )
 
+// cacheExport runs "offcc cache export (--all | KEY...) -o FILE": the
+// entries to a poclbin archive, signed with OFFCC_SIGNING_KEY if set.
 func cacheExport(args []string, env *cacheEnv) error {
 	ca, err := parseCacheArgs("export", args, []string{"--all"}, []string{"-o", "--output"})
 	if err != nil {

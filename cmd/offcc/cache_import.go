@@ -18,6 +18,8 @@ import (
 // ParseArchive accepts.
 const maxImportSize = 15 + poclbin.MaxPathLen + poclbin.MaxEntries*(8+poclbin.MaxPathLen) + poclbin.MaxTotalSize
 
+// cacheImport runs "offcc cache import [--trust-archive] FILE": an
+// archive's entries into the cache, each checked before any is written.
 func cacheImport(args []string, env *cacheEnv) error {
 	ca, err := parseCacheArgs("import", args, []string{"--trust-archive"}, nil)
 	if err != nil {

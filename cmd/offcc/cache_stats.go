@@ -305,6 +305,7 @@ func collectStats(c *cache.Cache, getenv func(string) string) (*cacheStatsJSON, 
 	return out, nil
 }
 
+// cacheStats runs "offcc cache stats [--json] [--zero | --zero-only]".
 func cacheStats(args []string, env *cacheEnv) error {
 	ca, err := parseCacheArgs("stats", args, []string{"--json", "--zero", "--zero-only"}, nil)
 	if err != nil {

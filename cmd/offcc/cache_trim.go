@@ -8,6 +8,8 @@ import (
 	"github.com/offcc/offcc/config"
 )
 
+// cacheTrim runs "offcc cache trim [--size SIZE]": least recently used
+// entries go, down to 90% of the size limit or to SIZE.
 func cacheTrim(args []string, env *cacheEnv) error {
 	ca, err := parseCacheArgs("trim", args, nil, []string{"--size"})
 	if err != nil {
