@@ -32,7 +32,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	plan, fb, err := b.plan(ctx)
 	switch {
 	case err != nil:
-		return inv.planFailed(err)
+		return b.planFailed(ctx, err)
 	case fb != nil:
 		return b.handToClang(ctx, fb)
 	case b.dryRun:
@@ -281,15 +281,23 @@ func (b *offloadBuild) printDryRun(plan *Plan) int {
 }
 
 // planFailed prints why a build could not be planned and returns the exit
-// status: clang's diagnostics and status for a failure of its driver
-// (*ClangError), offcc's error line for the rest.
-func (inv *Invocation) planFailed(err error) int {
+// status. A failure of clang's driver (*ClangError) in a build is handed
+// to clang itself: its driver stops at the same diagnostics before it runs
+// any job, and prints them as it prints them for the user's command (with
+// "no input files" after the inputs it could not find, which its -###
+// leaves out). A dry run prints its -### diagnostics and status, as
+// clang's -### does; the rest get offcc's error line.
+func (b *offloadBuild) planFailed(ctx context.Context, err error) int {
 	var ce *ClangError
-	if errors.As(err, &ce) {
-		if ce.Messages != "" {
-			fmt.Fprintln(inv.Stderr, ce.Messages)
-		}
-		return ce.Code
+	if !errors.As(err, &ce) {
+		return b.inv.errorf("%v", err)
 	}
-	return inv.errorf("%v", err)
+	if !b.dryRun && b.syclbin == nil {
+		b.temp.remove() // Exec does not return
+		return b.inv.runClang(ctx, b.clang, b.opts)
+	}
+	if ce.Messages != "" {
+		fmt.Fprintln(b.inv.Stderr, ce.Messages)
+	}
+	return ce.Code
 }

@@ -69,3 +69,46 @@ func TestFirstFailureLikeClang(t *testing.T) {
 		})
 	}
 }
+
+// TestDriverErrorsLikeClang: a command line clang's driver refuses (a
+// source that does not exist, beside one that does, plain and under CUDA)
+// prints what clang prints, "no input files" included where clang prints
+// it (its -###, which offcc plans with, leaves that line out), exits as
+// clang does and compiles nothing.
+func TestDriverErrorsLikeClang(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "compares offcc's diagnostics with clang's")
+	_, tmp := tmpEnv(t)
+	for _, tc := range []struct {
+		name string
+		cc   [2]string // offcc's, clang's
+		line []string
+	}{
+		{"c-missing", [2]string{c.cc, refClang}, []string{"-c", "nope.c"}},
+		{"c-missing-and-real", [2]string{c.cc, refClang}, []string{"-c", "nope.c", "real.c"}},
+		{"cuda-missing", [2]string{c.cxx, refClangXX}, []string{"-x", "cuda", "--offload-arch=sm_70,sm_80", "-nocudainc", "-nocudalib", "-c", "nope.cu"}},
+		{"openmp-missing", [2]string{c.cc, refClang}, []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "nope.c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "real.c"), []byte("int f(void) { return 1; }\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ours := cmdSpec{dir: dir, env: []string{tmp}, name: tc.cc[0], args: tc.line}.run(t)
+			theirs := cmdSpec{dir: dir, env: []string{tmp}, name: tc.cc[1], args: tc.line}.run(t)
+			norm := func(s, name string) string { return strings.ReplaceAll(s, filepath.Base(name)+": ", "CC: ") }
+			if theirs.code == 0 || ours.code != theirs.code {
+				t.Errorf("offcc exits %d, clang %d", ours.code, theirs.code)
+			}
+			if norm(ours.stderr, tc.cc[0]) != norm(theirs.stderr, tc.cc[1]) {
+				t.Errorf("offcc prints\n%s\nclang prints\n%s", ours.stderr, theirs.stderr)
+			}
+			if !strings.Contains(ours.stderr, "no input files") && strings.Contains(theirs.stderr, "no input files") {
+				t.Error("offcc leaves out clang's \"no input files\"")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "real.o")); err == nil {
+				t.Error("real.o was written")
+			}
+		})
+	}
+}
