@@ -185,16 +185,6 @@ func cacheRun(ctx context.Context, args []string, env *cacheEnv) int {
 	return status
 }
 
-// unknownSubcommand says sub is not one of the subcommands subs of the
-// command cmd ("cache", "config"), with the one a single edit away, as
-// nearestName finds it.
-func unknownSubcommand(cmd, sub string, subs []string) string {
-	if near := nearestName(sub, subs); near != "" {
-		return fmt.Sprintf("unknown %s subcommand '%s'; did you mean '%s'?", cmd, sub, near)
-	}
-	return fmt.Sprintf("unknown %s subcommand '%s' (see 'offcc %s --help')", cmd, sub, cmd)
-}
-
 // oneLine keeps a message on one line.
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
 

@@ -93,11 +93,7 @@ func keyRun(args []string, stdout, stderr io.Writer) int {
 	}
 	usage, ok := keySubcommands[sub]
 	if !ok {
-		if near := nearestName(sub, []string{"generate", "show"}); near != "" {
-			fmt.Fprintf(stderr, "offcc: error: key: unknown subcommand '%s'; did you mean '%s'?\n", sub, near)
-		} else {
-			fmt.Fprintf(stderr, "offcc: error: key: unknown subcommand '%s' (see 'offcc key --help')\n", sub)
-		}
+		fmt.Fprintf(stderr, "offcc: error: %s\n", unknownSubcommand("key", sub, []string{"generate", "show"}))
 		return 1
 	}
 	for _, a := range rest {

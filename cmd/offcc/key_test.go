@@ -132,7 +132,7 @@ func TestKeyUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"bogus"}, "key: unknown subcommand 'bogus'"},
+		{[]string{"bogus"}, "unknown key subcommand 'bogus'"},
 		{[]string{"generate"}, "key generate: want one key name (usage: offcc key generate NAME [--dir DIR])"},
 		{[]string{"generate", "a", "b"}, "want one key name"},
 		{[]string{"generate", "a", "--bogus"}, "unknown argument '--bogus'"},
@@ -146,13 +146,13 @@ func TestKeyUsageErrors(t *testing.T) {
 		{[]string{"show", filepath.Join(dir, "missing.pub")}, "no such file"},
 		{[]string{"show", file}, "not an offcc key file"},
 		// Misspellings get clang's "did you mean".
-		{[]string{"genrate", "a"}, "key: unknown subcommand 'genrate'; did you mean 'generate'?\n"},
+		{[]string{"genrate", "a"}, "unknown key subcommand 'genrate'; did you mean 'generate'?\n"},
 		{[]string{"generate", "a", "--dirr", dir}, "key generate: unknown argument '--dirr'; did you mean '--dir'?\n"},
 		{[]string{"generate", "a", "-dir=" + dir}, "unknown argument '-dir=" + dir + "'; did you mean '--dir=" + dir + "'?\n"},
 		{[]string{"show", "--dir", file}, "key show: unknown argument '--dir' (usage: offcc key show FILE)\n"},
 	} {
 		rc, out, errs := runKey(t, b.args...)
-		if rc != 1 || out != "" || !strings.HasPrefix(errs, "offcc: error: key") || !strings.Contains(errs, b.want) || strings.Count(errs, "\n") != 1 {
+		if rc != 1 || out != "" || !strings.HasPrefix(errs, "offcc: error: ") || !strings.Contains(errs, b.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want one error line saying %q", b.args, rc, out, errs, b.want)
 		}
 	}

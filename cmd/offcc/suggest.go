@@ -72,3 +72,13 @@ func misspeltSubcommand(arg string) string {
 	}
 	return fmt.Sprintf("'%s' is not an offcc subcommand; did you mean '%s'?", arg, near)
 }
+
+// unknownSubcommand says sub is not one of the subcommands subs of the
+// command cmd ("cache", "config", "key"), with the one a single edit away, as
+// nearestName finds it.
+func unknownSubcommand(cmd, sub string, subs []string) string {
+	if near := nearestName(sub, subs); near != "" {
+		return fmt.Sprintf("unknown %s subcommand '%s'; did you mean '%s'?", cmd, sub, near)
+	}
+	return fmt.Sprintf("unknown %s subcommand '%s' (see 'offcc %s --help')", cmd, sub, cmd)
+}
