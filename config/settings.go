@@ -61,7 +61,7 @@ func All() []Setting {
 		{Key: "job_trace", Env: "OFFCC_JOB_TRACE", Kind: Path, Placeholder: "FILE", Group: "build",
 			Doc: "write a Chrome trace of every job to FILE (see --job-trace)"},
 		{Key: "trace", Env: "OFFCC_TRACE", Kind: Bool, Default: "0", Placeholder: "0|1", Group: "build",
-			Doc: "print one line per finished job with its wall and CPU time, then the CPU time per tool and offcc's own"},
+			Doc: "print one line per finished job (its kind, target, offload arch, exit status, wall and CPU time, time waiting for a job slot and for memory, cache result), then the CPU time per tool and offcc's own"},
 		{Key: "compile_commands", Env: "OFFCC_COMPILE_COMMANDS", Kind: Path, Placeholder: "FILE", Group: "build",
 			Doc: "add each compile to the JSON compilation database FILE (see --print-compile-commands)"},
 		{Key: "progress", Env: "OFFCC_PROGRESS", Kind: Enum, Values: []string{"auto", "0", "1"}, Default: "auto", Placeholder: "0|1", Group: "build",
