@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -387,5 +388,39 @@ func flagError(fs *flag.FlagSet, args []string, err error) string {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return fmt.Sprintf("argument to '%s' is missing (expected 1 value)", given(name))
 	}
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		// invalid value "x" for flag -jobs: parse error, or invalid
+		// boolean value "x" for -quiet: parse error
+		value, name, why := m[1], m[2], m[3]
+		arg := given(name)
+		if n, _, _ := strings.Cut(arg, "="); n != arg {
+			arg = n
+		}
+		return fmt.Sprintf("invalid value '%s' in '%s' (%s)", value, arg, flagValueWant(fs.Lookup(name), why))
+	}
 	return msg + " (see 'offcc worker --help')"
+}
+
+// invalidFlagValue matches package flag's errors for a value its flag
+// cannot parse: the value, the flag's name and why.
+var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): (.*)$`)
+
+// flagValueWant says what a flag's value should be, from its type, for
+// package flag's own types; for the rest (their Set said why) why.
+func flagValueWant(f *flag.Flag, why string) string {
+	if f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case int, int64, uint, uint64:
+				return "want a whole number"
+			case float64:
+				return "want a number"
+			case time.Duration:
+				return "want a duration such as 90s or 5m"
+			case bool:
+				return "want true or false"
+			}
+		}
+	}
+	return why
 }
