@@ -4,40 +4,38 @@
 package toolchain
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-// RequiredMajor is the LLVM major version offcc is written against.
-const RequiredMajor = 22
-
 // EnvLLVMDir names the environment variable that selects the LLVM bin directory.
 const EnvLLVMDir = "OFFCC_LLVM_DIR"
 
-// DefaultDir is where Debian's LLVM 22 packages install their tools.
-const DefaultDir = "/usr/lib/llvm-22/bin"
-
-// InstallHint is the command that installs what offcc needs on Debian.
-const InstallHint = "apt-get install clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev"
-
-// LLVM is one LLVM installation: its bin directory and major version.
-// Make one with Find; its tools are looked up one by one (see Tool).
+// LLVM is one LLVM installation: its bin directory, major version and
+// the profile of its release. Make one with Find; its tools are looked up
+// one by one (see Tool).
 type LLVM struct {
 	// Bin is the directory holding clang and the LLVM tools.
 	Bin string
 	// Major is the LLVM major version read from the resource directory.
 	Major int
+	// Profile is what offcc knows of the release (see Profile); Find
+	// sets it, and only to a release offcc drives.
+	Profile *Profile
 
 	// tools remembers the path Tool chose for each name; nil (an LLVM
 	// not made by Find) looks every name up afresh.
 	tools *toolPaths
 	// versionedFirst prefers clang-22 to clang (see Tool): Bin was found
-	// on PATH through a clang-22 that its plain clang, if any, is not.
+	// on PATH through a clang-22 (the versioned clang of a release offcc
+	// knows) that its plain clang, if any, is not.
 	versionedFirst bool
 }
 
@@ -81,15 +79,12 @@ func (l *LLVM) lookTool(name string) string {
 	if perr == nil && !l.versionedFirst {
 		return plain
 	}
-	for _, major := range []int{l.Major, RequiredMajor} {
-		if major <= 0 {
-			continue
-		}
-		versioned := fmt.Sprintf("%s-%d", plain, major)
-		vfi, err := os.Stat(versioned)
-		if err != nil || vfi.IsDir() {
-			continue
-		}
+	major := l.Major
+	if major <= 0 {
+		major = Preferred().Major
+	}
+	versioned := fmt.Sprintf("%s-%d", plain, major)
+	if vfi, err := os.Stat(versioned); err == nil && !vfi.IsDir() {
 		if perr == nil && os.SameFile(pfi, vfi) {
 			return plain
 		}
@@ -101,57 +96,77 @@ func (l *LLVM) lookTool(name string) string {
 // Clang returns the path of the clang driver.
 func (l *LLVM) Clang() string { return l.Tool("clang") }
 
-// Find locates LLVM: explicit dir (from --llvm-dir) first, then
-// $OFFCC_LLVM_DIR, then the directory of clang-22 on PATH, then DefaultDir.
+// Find locates LLVM and picks the profile of its release: explicit dir
+// (from --llvm-dir) first, then $OFFCC_LLVM_DIR, then, for each release
+// offcc knows (those it drives first, newest first), the directory of its
+// versioned clang (clang-22) on PATH and then its DefaultDir. A release
+// offcc has no profile for, or does not drive yet, is refused in one line.
 // getenv is os.Getenv in production; tests pass their own.
 func Find(explicit string, getenv func(string) string) (*LLVM, error) {
-	var tried []string
-	try := func(dir, how string) (*LLVM, error) {
-		tried = append(tried, dir)
-		return probe(dir, how, false)
-	}
 	if explicit != "" {
-		return try(explicit, "--llvm-dir")
+		return probe(explicit, "--llvm-dir", false, 0)
 	}
 	if d := getenv(EnvLLVMDir); d != "" {
-		return try(d, EnvLLVMDir)
+		return probe(d, EnvLLVMDir, false, 0)
 	}
-	for _, p := range filepath.SplitList(getenv("PATH")) {
-		if p == "" {
-			continue
+	var tried []string
+	for _, p := range searchOrder() {
+		for _, dir := range filepath.SplitList(getenv("PATH")) {
+			if dir == "" {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(dir, fmt.Sprintf("clang-%d", p.Major))); err == nil && !fi.IsDir() {
+				// Debian's /usr/bin holds the tools as versioned names
+				// (clang-22, llvm-offload-binary-22, ...), maybe beside
+				// another LLVM's clang; LLVM's own bin directory plain ones
+				// beside a clang-22 that is its clang: Tool finds each.
+				pfi, perr := os.Stat(filepath.Join(dir, "clang"))
+				return probe(dir, "PATH", perr != nil || !os.SameFile(pfi, fi), p.Major)
+			}
 		}
-		if fi, err := os.Stat(filepath.Join(p, fmt.Sprintf("clang-%d", RequiredMajor))); err == nil && !fi.IsDir() {
-			// Debian's /usr/bin holds the tools as versioned names
-			// (clang-22, llvm-offload-binary-22, ...), maybe beside
-			// another LLVM's clang; LLVM's own bin directory plain ones
-			// beside a clang-22 that is its clang: Tool finds each.
-			pfi, perr := os.Stat(filepath.Join(p, "clang"))
-			tried = append(tried, p)
-			return probe(p, "PATH", perr != nil || !os.SameFile(pfi, fi))
+		tried = append(tried, p.DefaultDir)
+		if l, err := probe(p.DefaultDir, "default", false, 0); err == nil || !errors.Is(err, errNoClang) {
+			return l, err
 		}
 	}
-	l, err := try(DefaultDir, "default")
-	if err != nil {
-		return nil, fmt.Errorf("LLVM %d not found (looked in %s); install it with: %s", RequiredMajor, strings.Join(tried, ", "), InstallHint)
-	}
-	return l, nil
+	pref := Preferred()
+	return nil, fmt.Errorf("LLVM %d not found (looked in %s); install it with: %s", pref.Major, strings.Join(tried, ", "), pref.InstallHint)
 }
 
+// errNoClang is the error of probe for a directory without clang.
+var errNoClang = errors.New("no clang")
+
+// noClangError is probe's error for a directory without clang; it is
+// errNoClang.
+type noClangError struct{ msg string }
+
+func (e *noClangError) Error() string        { return e.msg }
+func (e *noClangError) Is(target error) bool { return target == errNoClang }
+
 // probe checks that dir (whose versioned names come first if
-// versionedFirst, see Tool) holds clang (plain or versioned) and reads the LLVM
-// major version from the resource directory (<dir>/../lib/clang/<major>),
-// which costs no process start. A directory of links to an installation's
-// tools (or a link to its bin directory) has no resource directory beside
-// it: the one beside the directory, or the clang, they link to is read.
-func probe(dir, how string, versionedFirst bool) (*LLVM, error) {
+// versionedFirst, see Tool) holds clang (plain or versioned), reads the
+// LLVM major version from the resource directory (<dir>/../lib/clang/<major>),
+// which costs no process start, and picks the release's profile. A
+// directory of links to an installation's tools (or a link to its bin
+// directory) has no resource directory beside it: the one beside the
+// directory, or the clang, they link to is read. found is the release
+// whose versioned clang the directory was found by (0: none): a resource
+// directory shared by several releases (Debian's /usr/lib/clang) is
+// read as that one's.
+func probe(dir, how string, versionedFirst bool, found int) (*LLVM, error) {
+	pref := Preferred()
 	l := &LLVM{Bin: dir, tools: &toolPaths{paths: map[string]string{}}, versionedFirst: versionedFirst}
-	major := resourceMajor(dir)
+	majors := resourceMajors(dir)
+	major := newest(majors)
+	if found != 0 && slices.Contains(majors, found) {
+		major = found
+	}
 	l.Major = major
 	if fi, err := os.Stat(l.Clang()); err != nil || fi.IsDir() {
 		if fi, err := os.Stat(filepath.Join(dir, "bin", "clang")); err == nil && !fi.IsDir() {
-			return nil, fmt.Errorf("no clang in %s (from %s); it is in %s: %s names LLVM's bin directory", dir, how, filepath.Join(dir, "bin"), how)
+			return nil, &noClangError{fmt.Sprintf("no clang in %s (from %s); it is in %s: %s names LLVM's bin directory", dir, how, filepath.Join(dir, "bin"), how)}
 		}
-		return nil, fmt.Errorf("no clang in %s (from %s); install LLVM %d with: %s", dir, how, RequiredMajor, InstallHint)
+		return nil, &noClangError{fmt.Sprintf("no clang in %s (from %s); install LLVM %d with: %s", dir, how, pref.Major, pref.InstallHint)}
 	}
 	if major == 0 {
 		major = linkedMajor(dir, l.Clang())
@@ -159,11 +174,13 @@ func probe(dir, how string, versionedFirst bool) (*LLVM, error) {
 		l.tools = &toolPaths{paths: map[string]string{}} // clang-<major> may be the one
 	}
 	if major == 0 {
-		return nil, fmt.Errorf("cannot tell the LLVM version of %s (no lib/clang/<version> beside it or beside what it links to); offcc needs LLVM %d: %s", dir, RequiredMajor, InstallHint)
+		return nil, fmt.Errorf("cannot tell the LLVM version of %s (no lib/clang/<version> beside it or beside what it links to); offcc needs LLVM %d: %s", dir, pref.Major, pref.InstallHint)
 	}
-	if major < RequiredMajor {
-		return nil, fmt.Errorf("found LLVM %d in %s, but offcc needs LLVM %d or newer; install it with: %s", major, dir, RequiredMajor, InstallHint)
+	p, err := check(major, dir)
+	if err != nil {
+		return nil, err
 	}
+	l.Profile = p
 	return l, nil
 }
 
@@ -186,10 +203,16 @@ func linkedMajor(bin, clang string) int {
 	return 0
 }
 
-func resourceMajor(bin string) int {
+// resourceMajor returns the newest LLVM major version with a resource
+// directory beside bin (<bin>/../lib/clang/<major>), or 0.
+func resourceMajor(bin string) int { return newest(resourceMajors(bin)) }
+
+// resourceMajors returns the LLVM major versions with a resource
+// directory beside bin, in increasing order.
+func resourceMajors(bin string) []int {
 	entries, err := os.ReadDir(filepath.Join(bin, "..", "lib", "clang"))
 	if err != nil {
-		return 0
+		return nil
 	}
 	var majors []int
 	for _, e := range entries {
@@ -197,14 +220,19 @@ func resourceMajor(bin string) int {
 		if i := strings.IndexByte(v, '.'); i >= 0 {
 			v = v[:i]
 		}
-		if n, err := strconv.Atoi(v); err == nil {
+		if n, err := strconv.Atoi(v); err == nil && !slices.Contains(majors, n) {
 			majors = append(majors, n)
 		}
 	}
+	sort.Ints(majors)
+	return majors
+}
+
+// newest returns the last of majors (sorted), or 0.
+func newest(majors []int) int {
 	if len(majors) == 0 {
 		return 0
 	}
-	sort.Ints(majors)
 	return majors[len(majors)-1]
 }
 
