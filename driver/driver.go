@@ -105,6 +105,9 @@ func Main(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
+	if err := checkSYCLBINRelease(opts, llvm.Profile); err != nil {
+		return inv.errorf("%v", err)
+	}
 	c, err := inv.openCache(opts)
 	if err != nil {
 		return inv.errorf("%v", err)

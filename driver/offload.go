@@ -39,6 +39,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		return b.printDryRun(plan)
 	}
 	printHeader(inv.Stderr, plan.Header, opts.Verbose)
+	if opts.Verbose {
+		fmt.Fprintf(inv.Stderr, "%s: note: LLVM %d profile (%s)\n", inv.prog(), llvm.Profile.Major, llvm.Bin)
+	}
 	env, err := b.newExecEnv(plan)
 	if err != nil {
 		return inv.errorf("%v", err)
@@ -56,8 +59,10 @@ type offloadBuild struct {
 	inv  *Invocation
 	opts *Options
 	kind actions.OffloadKind
-	// clang is the clang executable.
-	clang string
+	// clang is the clang executable; release is the profile of its LLVM
+	// release.
+	clang   string
+	release *toolchain.Profile
 	// cache is the build cache, nil when it is off; plans is the plan
 	// cache, nil when it is off or the build is a dry run.
 	cache *cache.Cache
@@ -91,7 +96,7 @@ type offloadBuild struct {
 // build's private temporary directory and the command line clang plans.
 func (inv *Invocation) newOffloadBuild(llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) (*offloadBuild, error) {
 	b := &offloadBuild{
-		inv: inv, opts: opts, kind: kind, clang: llvm.Clang(), cache: c, start: time.Now(),
+		inv: inv, opts: opts, kind: kind, clang: llvm.Clang(), release: llvm.Profile, cache: c, start: time.Now(),
 		dryRun: opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != "",
 		root:   inv.tempRoot(),
 	}
@@ -220,7 +225,7 @@ func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
 		plan, err = newPlanner(env, b.kind).build(jobs)
 	}
 	if err == nil && b.kind == actions.OpenMP {
-		inv.stabilize(plan, opts, header, b.temp.path)
+		inv.stabilize(plan, opts, b.release, b.temp.path)
 	}
 	return plan, err
 }

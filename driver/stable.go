@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/options"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // Stable OpenMP kernel names: one identity per translation unit.
@@ -54,11 +54,6 @@ import (
 // prefix from UBSan's, and offcc renames files in diagnostics and
 // dependency files (actions.NameMap).
 
-// stableNamesMinClang is the first clang major version that hashes the
-// name of a file it cannot find (LLVM PR 131646); older ones stop with
-// "Unable to get unique ID".
-const stableNamesMinClang = 21
-
 // stableDepth is how deep below the build's temporary directory the empty
 // directory OpenMP front ends run in lies at least: a relative name would
 // have to climb further than this to reach a file from there (names that
@@ -89,20 +84,6 @@ type stableNames struct {
 func stableRunDir(tempDir string, depth int) string {
 	return filepath.Join(append([]string{tempDir, "stable-names"}, slices.Repeat([]string{"d"}, depth-1)...)...)
 }
-
-// clangMajor returns the major version in clang's version header line
-// ("Debian clang version 22.1.8 (...)"), or 0.
-func clangMajor(header []string) int {
-	for _, line := range header {
-		if m := clangVersionRE.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return n
-		}
-	}
-	return 0
-}
-
-var clangVersionRE = regexp.MustCompile(`clang version (\d+)\.`)
 
 // semanticOptions returns what of a command line decides its translation
 // units' code, for their identity: every argument clang's CUID hashes
@@ -504,9 +485,10 @@ func replaceValue(arg *options.Arg, words []string, v string) []string {
 }
 
 // stabilize gives the OpenMP front ends of plan stable kernel names
-// unless --no-offload-stable-names asks for clang's; where it cannot, the
-// plan keeps clang's names and -v says why.
-func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tempDir string) {
+// unless --no-offload-stable-names asks for clang's; where it cannot (the
+// release's clang cannot, see toolchain.Profile.StableNames), the plan
+// keeps clang's names and -v says why.
+func (inv *Invocation) stabilize(plan *Plan, opts *Options, release *toolchain.Profile, tempDir string) {
 	if opts.ClangKernelNames {
 		return
 	}
@@ -516,8 +498,8 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, header []string, tem
 	switch {
 	case err != nil:
 		why = fmt.Sprintf("cannot find the working directory: %v", err)
-	case clangMajor(header) < stableNamesMinClang:
-		why = fmt.Sprintf("clang %d names kernels only after inodes (clang %d and later hash the names of files they cannot find)", clangMajor(header), stableNamesMinClang)
+	case !release.StableNames:
+		why = fmt.Sprintf("clang %d names kernels only after inodes (it stops with \"Unable to get unique ID\" on a source it cannot find; clang 21 and later hash the names of such files)", release.Major)
 	default:
 		s.cwd = filepath.Clean(cwd)
 		s.options = s.semanticOptions(opts.Args)

@@ -1,12 +1,14 @@
 package driver
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/toolchain"
 )
 
 func frontEnd(kind actions.Kind, argv ...string) *actions.Action {
@@ -269,17 +271,25 @@ func TestStabilizeAllOrNone(t *testing.T) {
 	}
 }
 
-func TestClangMajor(t *testing.T) {
-	for _, tc := range []struct {
-		header []string
-		want   int
-	}{
-		{[]string{"Debian clang version 22.1.8 (1~deb12u1)", "Target: x86_64-pc-linux-gnu"}, 22},
-		{[]string{"clang version 19.1.7"}, 19},
-		{[]string{"Target: x86_64-pc-linux-gnu"}, 0},
-	} {
-		if got := clangMajor(tc.header); got != tc.want {
-			t.Errorf("clangMajor(%q) = %d, want %d", tc.header, got, tc.want)
+// TestStabilizeByRelease: each release's profile decides whether OpenMP
+// kernels get stable names; one whose clang cannot (LLVM 19) keeps
+// clang's names, saying so under -v.
+func TestStabilizeByRelease(t *testing.T) {
+	for _, release := range toolchain.Profiles() {
+		opts, err := Parse([]string{"-v", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "m.c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := frontEnd(actions.HostFrontend, "clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc", "-o", "/t/m.bc", "-x", "c", "m.c")
+		before := slices.Clone(host.Command)
+		plan := &Plan{Graph: &actions.Graph{Actions: []*actions.Action{host}}}
+		var stderr strings.Builder
+		inv := &Invocation{Argv0: "offcc", Stderr: &stderr}
+		inv.stabilize(plan, opts, release, t.TempDir())
+		renamed := !slices.Equal(host.Command, before)
+		note := strings.Contains(stderr.String(), fmt.Sprintf("offcc: note: OpenMP kernels keep clang's names (after the source files' inodes): clang %d names kernels only after inodes", release.Major))
+		if renamed != release.StableNames || note == release.StableNames {
+			t.Errorf("LLVM %d (stable names %v): renamed %v, stderr %q", release.Major, release.StableNames, renamed, stderr.String())
 		}
 	}
 }

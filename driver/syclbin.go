@@ -11,6 +11,7 @@ import (
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/target"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // This file plans -fsyclbin, which clang 22 does not have: only the device
@@ -81,6 +82,16 @@ func checkSYCLBIN(opts *Options) (warning string, err error) {
 		return "", fmt.Errorf("-fsyclbin does not read standard input")
 	}
 	return "", nil
+}
+
+// checkSYCLBINRelease refuses -fsyclbin with an LLVM release whose
+// profile says offcc's -fsyclbin cannot work with it
+// (toolchain.Profile.SYCLBIN).
+func checkSYCLBINRelease(opts *Options, release *toolchain.Profile) error {
+	if opts.SYCLBIN == "" || release.SYCLBIN {
+		return nil
+	}
+	return fmt.Errorf("unsupported option '%s' with LLVM %d: its clang has no -fsycl-device-only and it has no clang-sycl-linker", opts.SYCLBINArg, release.Major)
 }
 
 // newSYCLBINBuild takes an -fsyclbin command line apart: the output, the

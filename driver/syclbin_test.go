@@ -1,9 +1,12 @@
 package driver
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/offcc/offcc/toolchain"
 )
 
 // TestSYCLBINOptions: -fsyclbin's spellings and states, --syclbin-version
@@ -98,5 +101,30 @@ func TestNewSYCLBINBuild(t *testing.T) {
 	o, _ = Parse([]string{"-fsyclbin", "x.syclbin", "y.syclbin"})
 	if b := newSYCLBINBuild(o); b.clangArgs != nil || b.output != "a.syclbin" {
 		t.Errorf("no sources: clang args %q, output %q", b.clangArgs, b.output)
+	}
+}
+
+// TestCheckSYCLBINRelease: -fsyclbin is refused, in one line, with a
+// release whose profile says it cannot work (LLVM 19), and passes with
+// one that can; a command line without it passes with either.
+func TestCheckSYCLBINRelease(t *testing.T) {
+	for _, release := range toolchain.Profiles() {
+		for _, args := range [][]string{{"-fsyclbin=object", "k.cpp"}, {"-c", "k.cpp"}} {
+			opts, err := Parse(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkSYCLBINRelease(opts, release)
+			refused := opts.SYCLBIN != "" && !release.SYCLBIN
+			switch {
+			case refused && (err == nil || err.Error() != fmt.Sprintf("unsupported option '-fsyclbin=object' with LLVM %d: its clang has no -fsycl-device-only and it has no clang-sycl-linker", release.Major)):
+				t.Errorf("LLVM %d %q: %v, want it refused", release.Major, args, err)
+			case !refused && err != nil:
+				t.Errorf("LLVM %d %q: %v", release.Major, args, err)
+			}
+		}
+	}
+	if toolchain.ProfileOf(19).SYCLBIN || !toolchain.ProfileOf(22).SYCLBIN {
+		t.Errorf("-fsyclbin should be LLVM 22's, not 19's")
 	}
 }
