@@ -11,7 +11,10 @@
 # bubblewrap, the farm worker's sandbox; man-db and groff-base, which
 # render the man page in its tests. As root it installs what is
 # missing with apt-get; otherwise it prints the one-line command to run
-# and fails.
+# and fails. Then scripts/deps-llvm19.sh does the same for LLVM 19
+# (clang-19, lld-19, ...: the tests that compare offcc with clang 19) and
+# unpacks clang 19's OpenMP runtime into /opt/offcc/libomp-19 without
+# installing it (libomp-19-dev conflicts with libomp-22-dev).
 set -euo pipefail
 
 PKGS=(clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev spirv-tools
@@ -30,18 +33,20 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: LLVM 22 packages and build tools installed (${PKGS[*]})"
-	exit 0
+else
+	echo "deps: missing packages: ${missing[*]}" >&2
+	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		echo "deps: install them with:" >&2
+		echo "sudo apt-get install -y ${missing[*]}"
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	if ! (apt-get update && apt-get install -y "${missing[@]}"); then
+		echo "deps: apt-get failed; on Debian 12 the *-22 packages come from the bookworm-security suite (check /etc/apt/sources.list*)" >&2
+		exit 1
+	fi
 fi
 
-echo "deps: missing packages: ${missing[*]}" >&2
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-	export DEBIAN_FRONTEND=noninteractive
-	if apt-get update && apt-get install -y "${missing[@]}"; then
-		exit 0
-	fi
-	echo "deps: apt-get failed; on Debian 12 the *-22 packages come from the bookworm-security suite (check /etc/apt/sources.list*)" >&2
-	exit 1
-fi
-echo "deps: install them with:" >&2
-echo "sudo apt-get install -y ${missing[*]}"
-exit 1
+# LLVM 19 beside 22, and its OpenMP runtime unpacked privately (never
+# installed: libomp-19-dev conflicts with libomp-22-dev).
+exec "$(dirname "${BASH_SOURCE[0]}")/deps-llvm19.sh"
