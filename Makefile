@@ -23,6 +23,10 @@ OFFCC_REQUIRE_LLVM ?=
 # fatbinary, nvlink, cuobjdump) is missing (CI sets it; make deps-cuda
 # installs Debian's).
 OFFCC_REQUIRE_CUDA ?=
+# 1 makes the tests with clang 19 fail, not skip, when LLVM 19 or its
+# privately unpacked OpenMP runtime (/opt/offcc/libomp-19) is missing (CI
+# sets it; make deps installs both).
+OFFCC_REQUIRE_LLVM19 ?=
 
 # make install: offcc, offcc++ and the binutils links go to $(PREFIX)/bin,
 # the multi-call links to $(PREFIX)/libexec/offcc (off PATH, where they
@@ -51,7 +55,7 @@ all: build
 
 help:
 	@echo 'make build   build bin/offcc, the bin/offcc++ symlink and links to LLVM 22 binutils (llvm-ar ...) beside them (also: make all)'
-	@echo 'make deps    check/install the LLVM 22 Debian packages (apt-get when root)'
+	@echo 'make deps    check/install the LLVM 22 and 19 Debian packages (apt-get when root)'
 	@echo 'make deps-cuda  install NVIDIA'"'"'s CUDA toolkit 11.8 from Debian non-free (root; 1.6 GB download)'
 	@echo 'make demo    build and run examples/hello_offload.c with OpenMP host offload'
 	@echo 'make test    go vet, go test -race ./... (e2e against a -race offcc), fuzz each Fuzz* for $(FUZZTIME)'
@@ -104,6 +108,7 @@ gotest:
 	ln -sfn offcc bin/race/offcc++
 	OFFCC=$(CURDIR)/bin/race/offcc GORACE="exitcode=66 halt_on_error=1 atexit_sleep_ms=0" \
 		OFFCC_REQUIRE_LLVM=$(OFFCC_REQUIRE_LLVM) OFFCC_REQUIRE_CUDA=$(OFFCC_REQUIRE_CUDA) \
+		OFFCC_REQUIRE_LLVM19=$(OFFCC_REQUIRE_LLVM19) \
 		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 fuzz:
