@@ -79,6 +79,12 @@ type Profile struct {
 //     driver's steps (22: llvm-offload-binary and clang-linker-wrapper
 //     --emit-fatbin-only).
 //
+// Its OpenMP front end, given a source by a name that names nothing from
+// where it runs (offcc's stable names: -working-directory W and the
+// source behind a prefix of "." and "/"), stops with "fatal error: error
+// in backend: Unable to get unique ID for file, during
+// getTargetEntryUniqueInfo" where 22's hashes the name.
+//
 // Its bin directory has clang-offload-packager but no
 // llvm-offload-binary, llvm-offload-wrapper, offload-arch or
 // clang-sycl-linker; its clang has no -fsycl-device-only and ignores
