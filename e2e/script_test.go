@@ -23,6 +23,17 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("PATH", c.dir+string(os.PathListSeparator)+e.Getenv("PATH"))
 			e.Setenv("LLVM_BIN", llvmBin)
+			// testscript's HOME is /no-home, a directory offcc makes when
+			// a script builds with the default cache (~/.cache/offcc):
+			// one script's entries would then answer another's builds,
+			// and the next run's. Each script gets a home of its own,
+			// beside its work directory (not in it, which scripts list).
+			home := e.WorkDir + ".home"
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			e.Defer(func() { os.RemoveAll(home) })
+			e.Setenv("HOME", home)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
