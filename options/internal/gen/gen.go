@@ -1,14 +1,16 @@
 // Package gen reads clang's generated option table (Options.inc, installed
-// by Debian's libclang-22-dev as clang/Options/Options.inc) into
-// options.Records and writes them as Go source. offcc's committed table is
-// its output (see ../genoptions); the options package's tests run it again
-// on the installed file and compare.
+// by Debian's libclang-22-dev as clang/Options/Options.inc, and by
+// libclang-19-dev as clang/Driver/Options.inc) into options.Records and
+// writes them as Go source. offcc's committed tables are its output (see
+// ../genoptions); the options package's tests run it again on the
+// installed files and compare.
 package gen
 
 import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,17 +21,70 @@ import (
 // Origin is where Debian's libclang-22-dev installs clang's option table.
 const Origin = "/usr/lib/llvm-22/include/clang/Options/Options.inc"
 
+// Origin19 is where Debian's libclang-19-dev installs clang 19's option
+// table (clang moved it from clang/Driver to clang/Options in LLVM 21).
+const Origin19 = "/usr/lib/llvm-19/include/clang/Driver/Options.inc"
+
+// Parse reads either of the two layouts TableGen's option emitter has
+// written: LLVM 20 and later name each option's prefixes and spelling by
+// offsets into a string table (OptionStrTableStorage, OptionPrefixesTable,
+// and a SUBCOMMANDIDS field: 15 fields); LLVM 19 and earlier declare
+// PREFIX(prefix_N, {...}) arrays, each ending in an empty sentinel, and
+// spell the prefixed name as a string literal (14 fields). The fields up
+// to METAVAR, the ones read, are the same in both.
+
 // Parse returns the OPTION records of an Options.inc file, in its order
 // (which is llvm::opt::OptTable's search order), groups included.
 func Parse(inc []byte) ([]options.Record, error) {
 	text := string(inc)
-	strs, err := stringTable(text)
-	if err != nil {
-		return nil, err
-	}
-	prefixes, err := prefixTable(text, strs)
-	if err != nil {
-		return nil, err
+	var fieldsOf func(f []string) (prefixes []string, spelled string, err error)
+	if strings.Contains(text, "\n#ifdef PREFIX\n") && !strings.Contains(text, "OptionStrTableStorage[]") {
+		prefixes, err := prefixMacros(text)
+		if err != nil {
+			return nil, err
+		}
+		fieldsOf = func(f []string) ([]string, string, error) {
+			var set []string
+			if f[0] != "llvm::ArrayRef<llvm::StringLiteral>()" {
+				var ok bool
+				if set, ok = prefixes[f[0]]; !ok {
+					return nil, "", fmt.Errorf("no prefix set %s", f[0])
+				}
+			}
+			name, err := unquoteConcat(f[1])
+			if err != nil {
+				return nil, "", fmt.Errorf("name %s: %v", f[1], err)
+			}
+			return set, name, nil
+		}
+	} else {
+		strs, err := stringTable(text)
+		if err != nil {
+			return nil, err
+		}
+		prefixes, err := prefixTable(text, strs)
+		if err != nil {
+			return nil, err
+		}
+		fieldsOf = func(f []string) ([]string, string, error) {
+			pi, err := strconv.Atoi(f[0])
+			if err != nil {
+				return nil, "", fmt.Errorf("prefixes %q", f[0])
+			}
+			set, ok := prefixes[pi]
+			if !ok {
+				return nil, "", fmt.Errorf("no prefix set %d", pi)
+			}
+			ni, err := strconv.Atoi(f[1])
+			if err != nil {
+				return nil, "", fmt.Errorf("name %q", f[1])
+			}
+			spelled, ok := strs[ni]
+			if !ok {
+				return nil, "", fmt.Errorf("no string at %d", ni)
+			}
+			return set, spelled, nil
+		}
 	}
 	start := strings.Index(text, "\n#ifdef OPTION\n")
 	end := strings.Index(text, "\n#endif // OPTION\n")
@@ -48,7 +103,7 @@ func Parse(inc []byte) ([]options.Record, error) {
 			return nil, fmt.Errorf("record %d: %v", len(recs)+1, err)
 		}
 		body = rest
-		r, err := record(fields, prefixes, strs)
+		r, err := record(fields, fieldsOf)
 		if err != nil {
 			return nil, fmt.Errorf("record %d (%s): %v", len(recs)+1, strings.Join(fields[:min(3, len(fields))], ", "), err)
 		}
@@ -142,6 +197,49 @@ func prefixTable(text string, strs map[int]string) (map[int][]string, error) {
 	return sets, nil
 }
 
+// prefixMacros returns LLVM 19's prefix sets by name, from the PREFIX
+// section: PREFIX(prefix_1, {llvm::StringLiteral("-") COMMA
+// llvm::StringLiteral("")}), whose last, empty, string ends the array and
+// is no prefix (the OptTable takes the array less its last element).
+func prefixMacros(text string) (map[string][]string, error) {
+	start := strings.Index(text, "\n#ifdef PREFIX\n")
+	end := strings.Index(text, "\n#endif // PREFIX\n")
+	if start < 0 || end < start {
+		return nil, fmt.Errorf("no #ifdef PREFIX section")
+	}
+	lit := regexp.MustCompile(`llvm::StringLiteral\(("(?:[^"\\]|\\.)*")\)`)
+	sets := map[string][]string{}
+	for _, line := range strings.Split(text[start:end], "\n") {
+		rest, ok := strings.CutPrefix(line, "PREFIX(")
+		if !ok {
+			continue
+		}
+		name, body, ok := strings.Cut(rest, ",")
+		if !ok {
+			return nil, fmt.Errorf("prefix line %q", line)
+		}
+		var set []string
+		for _, m := range lit.FindAllStringSubmatch(body, -1) {
+			s, err := cUnquote(m[1])
+			if err != nil {
+				return nil, fmt.Errorf("prefix line %q: %v", line, err)
+			}
+			set = append(set, s)
+		}
+		if len(set) == 0 || set[len(set)-1] != "" {
+			return nil, fmt.Errorf("prefix set %s does not end in \"\"", name)
+		}
+		if set = set[:len(set)-1]; len(set) == 0 {
+			set = nil // as the other layout's empty set
+		}
+		sets[strings.TrimSpace(name)] = set
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("no PREFIX(...) in the PREFIX section")
+	}
+	return sets, nil
+}
+
 // splitCall splits the arguments of a macro call whose '(' has been read,
 // at top-level commas, and returns them with the text after ')'.
 func splitCall(s string) (fields []string, rest string, err error) {
@@ -189,28 +287,20 @@ func splitCall(s string) (fields []string, rest string, err error) {
 
 // record builds a Record from the fields of one OPTION(...): PREFIXES,
 // NAME, ID, KIND, GROUP, ALIAS, ALIASARGS, FLAGS, VISIBILITY, PARAM,
-// HELPTEXT, HELPTEXTSFORVARIANTS, METAVAR, VALUES, SUBCOMMANDIDS.
-func record(f []string, prefixes map[int][]string, strs map[int]string) (options.Record, error) {
+// HELPTEXT, HELPTEXTSFORVARIANTS, METAVAR, VALUES and, from LLVM 20 on,
+// SUBCOMMANDIDS. fieldsOf reads the first two, whose form depends on the
+// layout: the prefix set and the spelling (first prefix and name).
+func record(f []string, fieldsOf func([]string) ([]string, string, error)) (options.Record, error) {
 	var r options.Record
-	if len(f) < 13 {
-		return r, fmt.Errorf("%d fields, want at least 13", len(f))
+	if len(f) != 14 && len(f) != 15 {
+		return r, fmt.Errorf("%d fields, want 14 (LLVM 19) or 15 (LLVM 20 and later)", len(f))
 	}
-	pi, err := strconv.Atoi(f[0])
+	prefixes, spelled, err := fieldsOf(f)
 	if err != nil {
-		return r, fmt.Errorf("prefixes %q", f[0])
+		return r, err
 	}
+	r.Prefixes = prefixes
 	var ok bool
-	if r.Prefixes, ok = prefixes[pi]; !ok {
-		return r, fmt.Errorf("no prefix set %d", pi)
-	}
-	ni, err := strconv.Atoi(f[1])
-	if err != nil {
-		return r, fmt.Errorf("name %q", f[1])
-	}
-	spelled, ok := strs[ni]
-	if !ok {
-		return r, fmt.Errorf("no string at %d", ni)
-	}
 	// The string table holds the first prefix and the name.
 	r.Name = spelled
 	if len(r.Prefixes) > 0 {
