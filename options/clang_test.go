@@ -1,8 +1,8 @@
 package options_test
 
 // Verification of offcc's copy of clang's option table against the
-// installed clang 22: the committed table is what genoptions makes of
-// clang's Options.inc, every option clang's help lists is in the table
+// installed clang 22 (and clang 19's, clang19_test.go): the committed
+// table is what genoptions makes of clang's Options.inc, every option clang's help lists is in the table
 // with the kind the help shows, clang reports a missing value where the
 // parser does, and the parser holds its invariants on any command line.
 
@@ -25,50 +25,75 @@ import (
 	"github.com/offcc/offcc/options/internal/gen"
 )
 
-// TestClangIndexIsGenerated checks that clang_index.go is what genoptions
-// makes of the installed Options.inc.
-func TestClangIndexIsGenerated(t *testing.T) {
-	inc, err := os.ReadFile(gen.Origin)
+// generatedTable is one release's generated clang table: where its
+// Options.inc is installed, the variables' prefix and the files.
+type generatedTable struct {
+	origin, name, records, index string
+	// missing skips (or fails) the test when origin is absent.
+	missing func(t testing.TB, format string, args ...any)
+	pkg     string
+}
+
+var generatedTables = []generatedTable{
+	{gen.Origin, "clang", "clang_records.go", "clang_index.go", llvmtest.Missing, "libclang-22-dev"},
+	{gen.Origin19, "clang19", "clang19_records.go", "clang19_index.go", options.LLVM19Missing, "libclang-19-dev"},
+}
+
+// readGenerated parses g's Options.inc, skipping the test where it is not
+// installed.
+func readGenerated(t *testing.T, g generatedTable, file string) []options.Record {
+	t.Helper()
+	inc, err := os.ReadFile(g.origin)
 	if errors.Is(err, fs.ErrNotExist) {
-		llvmtest.Missing(t, "%s is missing: libclang-22-dev is needed to check clang_index.go", gen.Origin)
+		g.missing(t, "%s is missing: %s is needed to check %s", g.origin, g.pkg, file)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs, err := gen.Parse(inc)
 	if err != nil {
-		t.Fatalf("%s: %v", gen.Origin, err)
+		t.Fatalf("%s: %v", g.origin, err)
 	}
-	want, err := gen.IndexSource("options", "clangIndex", "clangRecords", gen.Origin, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("clang_index.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("clang_index.go is not what genoptions makes of %s: run go generate ./options", gen.Origin)
+	return recs
+}
+
+// TestClangIndexIsGenerated checks that clang_index.go (and
+// clang19_index.go) is what genoptions makes of the installed Options.inc.
+func TestClangIndexIsGenerated(t *testing.T) {
+	for _, g := range generatedTables {
+		t.Run(g.name, func(t *testing.T) {
+			recs := readGenerated(t, g, g.index)
+			want, err := gen.IndexSource("options", g.name+"Index", g.name+"Records", g.origin, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(g.index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s is not what genoptions makes of %s: run go generate ./options", g.index, g.origin)
+			}
+		})
 	}
 }
 
+// TestClangTableIsGenerated checks that clang_records.go (and
+// clang19_records.go) is what genoptions makes of the installed
+// Options.inc.
 func TestClangTableIsGenerated(t *testing.T) {
-	inc, err := os.ReadFile(gen.Origin)
-	if errors.Is(err, fs.ErrNotExist) {
-		llvmtest.Missing(t, "%s is missing: libclang-22-dev is needed to check clang_records.go", gen.Origin)
+	for _, g := range generatedTables {
+		t.Run(g.name, func(t *testing.T) { checkGenerated(t, g) })
 	}
+}
+
+func checkGenerated(t *testing.T, g generatedTable) {
+	recs := readGenerated(t, g, g.records)
+	want, err := gen.Source("options", g.name+"Records", g.origin, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := gen.Parse(inc)
-	if err != nil {
-		t.Fatalf("%s: %v", gen.Origin, err)
-	}
-	want, err := gen.Source("options", "clangRecords", gen.Origin, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("clang_records.go")
+	got, err := os.ReadFile(g.records)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,22 +115,11 @@ func TestClangTableIsGenerated(t *testing.T) {
 		}
 		return out
 	}
-	t.Fatalf("clang_records.go is not what %s makes (%d records): run go generate ./options\n"+
-		"first records of Options.inc not in clang_records.go:\n%s\n"+
-		"first lines of clang_records.go not from Options.inc:\n%s",
-		gen.Origin, len(recs), strings.Join(onlyIn(wantLines, gotLines), "\n"), strings.Join(onlyIn(gotLines, wantLines), "\n"))
-}
-
-// clang runs the installed clang 22 with args and returns its standard
-// output and error; it fails the test if clang cannot be started or runs
-// too long.
-func clang(t *testing.T, args ...string) (stdout, stderr string) {
-	t.Helper()
-	stdout, stderr, err := runClang(llvmtest.Clang(t), t.TempDir(), args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return stdout, stderr
+	t.Fatalf("%s is not what %s makes (%d records): run go generate ./options\n"+
+		"first records of Options.inc not in %s:\n%s\n"+
+		"first lines of %s not from Options.inc:\n%s",
+		g.records, g.origin, len(recs), g.records, strings.Join(onlyIn(wantLines, gotLines), "\n"),
+		g.records, strings.Join(onlyIn(gotLines, wantLines), "\n"))
 }
 
 // runClang runs clang at path in dir, without the environment variables
@@ -197,14 +211,24 @@ var shapeKinds = map[string][]options.Kind{
 // takes a value as the help shows it, and whose help name (spelling and
 // metavar) is the help's.
 func TestClangHelpMatchesTable(t *testing.T) {
+	checkHelp(t, llvmtest.Clang(t), options.ClangDriver(), options.ClangCC1())
+}
+
+// checkHelp is TestClangHelpMatchesTable for the clang at path, whose
+// driver and cc1 tables are drv and cc1.
+func checkHelp(t *testing.T, path string, drv, cc1 *options.Table) {
+	t.Helper()
 	for _, c := range []struct {
 		tab  *options.Table
 		args []string
 	}{
-		{options.ClangDriver(), []string{"--no-default-config", "--help-hidden"}},
-		{options.ClangCC1(), []string{"-cc1", "--help"}},
+		{drv, []string{"--no-default-config", "--help-hidden"}},
+		{cc1, []string{"-cc1", "--help"}},
 	} {
-		stdout, stderr := clang(t, c.args...)
+		stdout, stderr, err := runClang(path, t.TempDir(), c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
 		entries := helpEntries(stdout)
 		if len(entries) < 500 {
 			t.Fatalf("clang %s: %d options in its help?\n%s", strings.Join(c.args, " "), len(entries), stderr)
@@ -234,10 +258,10 @@ func TestClangHelpMatchesTable(t *testing.T) {
 				bad = append(bad, fmt.Sprintf("%s: help shows %q, the table's %s would show %q", e.spelling, short(e.line), o.ID, h))
 			}
 		}
-		t.Logf("%s: %d options of clang's help checked (by how the help shows a value: %v)", c.tab.Tool, len(entries), shapes)
+		t.Logf("%s (%s): %d options of clang's help checked (by how the help shows a value: %v)", c.tab.Tool, path, len(entries), shapes)
 		if len(bad) > 0 {
-			t.Errorf("clang %s disagrees with the %s table on %d options:\n\t%s",
-				strings.Join(c.args, " "), c.tab.Tool, len(bad), strings.Join(bad, "\n\t"))
+			t.Errorf("%s %s disagrees with the %s table on %d options:\n\t%s",
+				path, strings.Join(c.args, " "), c.tab.Tool, len(bad), strings.Join(bad, "\n\t"))
 		}
 	}
 }
@@ -248,8 +272,14 @@ func TestClangHelpMatchesTable(t *testing.T) {
 // parser does) and not joined (spelling+"X" is not that option: clang
 // reports it unknown exactly where the parser finds no option).
 func TestClangProbeKinds(t *testing.T) {
-	path, dir := llvmtest.Clang(t), t.TempDir()
-	drv := options.ClangDriver()
+	probeKinds(t, llvmtest.Clang(t), options.ClangDriver())
+}
+
+// probeKinds is TestClangProbeKinds for the clang at path, whose driver
+// table is drv.
+func probeKinds(t *testing.T, path string, drv *options.Table) {
+	t.Helper()
+	dir := t.TempDir()
 	var probes []*options.Option
 	for _, o := range drv.Options() {
 		if o.Kind == options.Separate && o.Visibility&options.DefaultVis != 0 {

@@ -13,12 +13,15 @@ func TestClangIndexIsBuilt(t *testing.T) {
 	if got, want := &clangIndex, buildIndex(clangRecords); !reflect.DeepEqual(got, want) {
 		t.Errorf("clang_index.go is not buildIndex(clangRecords): run go generate ./options")
 	}
+	if got, want := &clang19Index, buildIndex(clang19Records); !reflect.DeepEqual(got, want) {
+		t.Errorf("clang19_index.go is not buildIndex(clang19Records): run go generate ./options")
+	}
 }
 
 // TestNamePrefixes checks namePrefixes against trying every prefix of an
-// argument, on clang's and lld's records.
+// argument, on clang's and lld's records (LLVM 22's and 19's).
 func TestNamePrefixes(t *testing.T) {
-	for _, set := range []*optionSet{clangOptions(), LLD().optionSet} {
+	for _, set := range []*optionSet{clangOptions(), LLD().optionSet, clang19Options(), lld19Table().optionSet} {
 		byName := map[string]int32{}
 		for i := len(set.recs) - 1; i >= 0; i-- {
 			if named(set.recs[i].Kind) {

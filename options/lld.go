@@ -5,10 +5,8 @@ import (
 	"sync"
 )
 
-var (
-	lldOnce  sync.Once
-	lldTable *Table
-)
+// lldTable is LLVM 22's ld.lld table, made once.
+var lldTable = sync.OnceValue(func() *Table { return newLLDTable(lldRecords) })
 
 // LLD returns the options of ld.lld, lld's ELF driver, as LLVM 22 defines
 // them (lld/ELF/Options.td), with two options of lld's generic driver
@@ -17,16 +15,18 @@ var (
 // accepts -flavor anywhere where lld reads it only as the first argument,
 // and it parses a separate "--plugin-opt X" as an option of its own
 // where lld parses it as "--plugin-opt=X".
-func LLD() *Table {
-	lldOnce.Do(func() {
-		recs := make([]Record, 0, len(lldRecords)+len(lldDriverRecords))
-		recs = append(append(recs, lldRecords...), lldDriverRecords...)
-		lldSortRecords(recs)
-		// ("--" is no option of lld's: ld.lld reports it as an unknown
-		// argument and reads what follows as it would without it.)
-		lldTable = newTable("ld.lld", LLDOption, recs, lldSemantics)
-	})
-	return lldTable
+func LLD() *Table { return lldTable() }
+
+// newLLDTable makes the table of a release's ELF records (lldRecords, or
+// another release's, see lld19Records), with lldDriverRecords and offcc's
+// semantics of lld's options.
+func newLLDTable(elf []Record) *Table {
+	recs := make([]Record, 0, len(elf)+len(lldDriverRecords))
+	recs = append(append(recs, elf...), lldDriverRecords...)
+	lldSortRecords(recs)
+	// ("--" is no option of lld's: ld.lld reports it as an unknown
+	// argument and reads what follows as it would without it.)
+	return newTable("ld.lld", LLDOption, recs, lldSemantics)
 }
 
 // lldDriverRecords are options that lld's generic driver and the ELF

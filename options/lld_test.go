@@ -81,8 +81,13 @@ func lldHelp(t *testing.T, lld string) []string {
 // records must come in the order --help lists them, which is lld's
 // table's.
 func TestLLDTableMatchesInstalled(t *testing.T) {
-	lld := llvmtest.Tool(t, "ld.lld")
-	table := LLD()
+	checkLLDHelp(t, LLD(), llvmtest.Tool(t, "ld.lld"))
+}
+
+// checkLLDHelp is TestLLDTableMatchesInstalled for the table of the
+// ld.lld at path lld.
+func checkLLDHelp(t *testing.T, table *Table, lld string) {
+	t.Helper()
 	opts := table.Options()
 	pos := map[string]int{} // help name -> index in opts
 	for i, o := range opts {
@@ -167,9 +172,15 @@ func lldUnknown(t *testing.T, lld, dir string, args ...string) ([]string, string
 // unknown argument: the reverse of TestLLDTableMatchesInstalled, for the
 // options --help does not show too.
 func TestLLDSpellingsKnownToInstalled(t *testing.T) {
-	lld := llvmtest.Tool(t, "ld.lld")
+	checkLLDSpellings(t, LLD(), llvmtest.Tool(t, "ld.lld"))
+}
+
+// checkLLDSpellings is TestLLDSpellingsKnownToInstalled for the table of
+// the ld.lld at path lld.
+func checkLLDSpellings(t *testing.T, table *Table, lld string) {
+	t.Helper()
 	args := []string{"--help", "--error-limit=0"}
-	for _, o := range LLD().Options() {
+	for _, o := range table.Options() {
 		if lldSynthetic[o.ID] {
 			continue
 		}

@@ -1,9 +1,11 @@
 // Package options is offcc's one model of the command lines it reads:
 // clang's driver, clang -cc1 and lld. Its tables hold every option of the
-// installed tools with its kind, spellings and aliases, as the tools' own
-// option tables have them (clang's is generated from Options.inc, see
+// tools with its kind, spellings and aliases, as the tools' own option
+// tables have them (clang's is generated from Options.inc, see
 // internal/genoptions), together with what offcc knows of each option's
-// value and what offcc may do with it. A command line is parsed once, as
+// value and what offcc may do with it. ClangDriver, ClangCC1, ClangCC1As
+// and LLD are LLVM 22's tables; ForRelease returns those of each LLVM
+// release offcc knows (Releases: 19 and 22). A command line is parsed once, as
 // llvm::opt::OptTable parses it, into Args that every part of offcc reads:
 // the driver, the build cache's keys, the include scanner and the farm.
 package options
@@ -168,3 +170,4 @@ func (r *Record) Spelling() string {
 }
 
 //go:generate go run ./internal/genoptions /usr/lib/llvm-22/include/clang/Options/Options.inc clang_records.go clang_index.go
+//go:generate go run ./internal/genoptions -name clang19 /usr/lib/llvm-19/include/clang/Driver/Options.inc clang19_records.go clang19_index.go

@@ -196,6 +196,9 @@ var clangGroups = []semGroup{
 	{value: Program, ids: []string{
 		"fuse_ld_EQ", "ld_path_EQ", "offload_arch_tool_EQ", "ccc_gcc_name",
 		"ptxas_path_EQ", "dxc_validator_path_EQ", "fuse_lipo_EQ", "fthinlto_distributor_EQ",
+		// Aliases of --offload-arch-tool= in LLVM 22, options of their
+		// own in 19.
+		"amdgpu_arch_tool_EQ", "nvptx_arch_tool_EQ",
 	}},
 
 	// --- Arguments for other tools, macros ---------------------------

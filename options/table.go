@@ -166,8 +166,8 @@ const maxSeen = 1 << 14
 type optionSet struct {
 	recs []Record
 	idx  *recordIndex
-	// sem returns the semantics of an ID, and whether it has its own.
-	sem func(id string) (Semantics, bool)
+	// sem returns the semantics of a record, and whether it has its own.
+	sem func(r *Record) (Semantics, bool)
 	// opts[i] is recs[i]'s option, once made.
 	opts []atomic.Pointer[Option]
 	// input and unknown are the table's Input and Unknown options (the
@@ -178,10 +178,10 @@ type optionSet struct {
 
 // newOptionSet makes the options of records in the tool's search order,
 // found through idx (buildIndex(recs), or clang's generated index), with
-// the semantics sem gives (by ID) laid over them. An alias sem does not
+// the semantics sem gives (by ID, see semanticsID) laid over them. An alias sem does not
 // list has the semantics of the option it stands for (Table.Parse returns
 // that option, Table.Lookup the alias).
-func newOptionSet(recs []Record, idx *recordIndex, sem func(id string) (Semantics, bool)) *optionSet {
+func newOptionSet(recs []Record, idx *recordIndex, sem func(r *Record) (Semantics, bool)) *optionSet {
 	set := &optionSet{recs: recs, idx: idx, sem: sem, opts: make([]atomic.Pointer[Option], len(recs))}
 	if idx.input >= 0 {
 		set.input = set.option(idx.input)
@@ -212,7 +212,7 @@ func (set *optionSet) option(i int32) *Option {
 	if g := set.idx.group[i]; g >= 0 {
 		o.group = set.option(g)
 	}
-	if s, own := set.sem(r.ID); own {
+	if s, own := set.sem(r); own {
 		o.Value, o.Uncacheable, o.NoRemote = s.Value, s.Uncacheable, s.NoRemote
 	} else if o.alias != nil {
 		u := o.Unaliased()
@@ -227,8 +227,8 @@ func (set *optionSet) option(i int32) *Option {
 // newTable builds a table from records in the tool's search order, with
 // the semantics sem (by ID) laid over them.
 func newTable(tool string, vis Visibility, recs []Record, sem map[string]Semantics) *Table {
-	return newOptionSet(recs, buildIndex(recs), func(id string) (Semantics, bool) {
-		s, ok := sem[id]
+	return newOptionSet(recs, buildIndex(recs), func(r *Record) (Semantics, bool) {
+		s, ok := sem[r.ID]
 		return s, ok
 	}).table(tool, vis)
 }
@@ -265,29 +265,38 @@ type Semantics struct {
 	NoRemote    string
 }
 
-// clangOptions returns clang's options with offcc's semantics, made once.
+// clangOptions returns LLVM 22's clang options with offcc's semantics,
+// made once.
 var clangOptions = sync.OnceValue(func() *optionSet {
-	return newOptionSet(clangRecords, &clangIndex, func(id string) (Semantics, bool) {
-		return semanticsOf(clangGroups, id)
+	return newOptionSet(clangRecords, &clangIndex, func(r *Record) (Semantics, bool) {
+		return semanticsOf(clangGroups, r.ID)
 	})
 })
 
-// clangTableSet is clang's driver, -cc1 and -cc1as tables over its options.
-var clangTableSet = sync.OnceValue(func() (t struct{ driver, cc1, as *Table }) {
-	set := clangOptions()
-	t.driver = set.table("clang", DefaultVis)
-	t.cc1 = set.table("clang -cc1", CC1Option)
-	t.as = set.table("clang -cc1as", CC1AsOption)
-	return t
-})
+// clangToolTables are clang's driver, -cc1 and -cc1as tables over one
+// release's options.
+type clangToolTables struct{ driver, cc1, as *Table }
 
-// ClangDriver returns clang's driver options (gcc mode).
+// toolTables returns the driver, -cc1 and -cc1as tables over set.
+func (set *optionSet) toolTables() clangToolTables {
+	return clangToolTables{
+		driver: set.table("clang", DefaultVis),
+		cc1:    set.table("clang -cc1", CC1Option),
+		as:     set.table("clang -cc1as", CC1AsOption),
+	}
+}
+
+// clangTableSet is LLVM 22's clang driver, -cc1 and -cc1as tables.
+var clangTableSet = sync.OnceValue(func() clangToolTables { return clangOptions().toolTables() })
+
+// ClangDriver returns clang's driver options (gcc mode), LLVM 22's.
 func ClangDriver() *Table { return clangTableSet().driver }
 
-// ClangCC1 returns the options of clang -cc1.
+// ClangCC1 returns the options of clang -cc1, LLVM 22's.
 func ClangCC1() *Table { return clangTableSet().cc1 }
 
-// ClangCC1As returns the options of clang -cc1as, the integrated assembler.
+// ClangCC1As returns the options of clang -cc1as, the integrated
+// assembler, LLVM 22's.
 func ClangCC1As() *Table { return clangTableSet().as }
 
 // MissingValueError is an option at the end of a command line that lacks
