@@ -23,24 +23,25 @@ import (
 const keyVersion = "offcc action v1"
 
 // commandArgs parses an external command's arguments with its tool's
-// option table: clang's driver, -cc1 or -cc1as, or lld. It returns nil
-// for other tools (NVIDIA's, offcc's own steps), whose options write no
-// file the plan does not know.
-func commandArgs(cmd []string) []*options.Arg {
+// option table of the session's LLVM release: clang's driver, -cc1 or
+// -cc1as, or lld. It returns nil for other tools (NVIDIA's, offcc's own
+// steps), whose options write no file the plan does not know.
+func (s *Session) commandArgs(cmd []string) []*options.Arg {
 	if len(cmd) < 2 {
 		return nil
 	}
 	var table *options.Table
 	args := cmd[1:]
+	tables := s.optionTables()
 	switch tool := toolchain.ToolName(cmd[0]); {
 	case tool == "clang" && cmd[1] == "-cc1":
-		table, args = options.ClangCC1(), cmd[2:]
+		table, args = tables.ClangCC1(), cmd[2:]
 	case tool == "clang" && cmd[1] == "-cc1as":
-		table, args = options.ClangCC1As(), cmd[2:]
+		table, args = tables.ClangCC1As(), cmd[2:]
 	case tool == "clang":
-		table = options.ClangDriver()
+		table = tables.ClangDriver()
 	case tool == "lld" || tool == "ld.lld":
-		table = options.LLD()
+		table = tables.LLD()
 	default:
 		return nil
 	}
@@ -48,9 +49,23 @@ func commandArgs(cmd []string) []*options.Arg {
 	return parsed
 }
 
+// optionTables returns the option tables the session reads commands
+// with: those of SessionOptions.Options, or the newest release's.
+func (s *Session) optionTables() *options.Tables {
+	if s.tables != nil {
+		return s.tables
+	}
+	r := options.Releases()
+	t, err := options.ForRelease(r[len(r)-1])
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // uncacheable returns why a's outputs cannot be cached, or "".
 func (s *Session) uncacheable(a *actions.Action) string {
-	return s.uncacheableWith(a, func() []*options.Arg { return commandArgs(a.Command) })
+	return s.uncacheableWith(a, func() []*options.Arg { return s.commandArgs(a.Command) })
 }
 
 // uncacheableWith is uncacheable with a's command parsed by args, called
@@ -120,7 +135,7 @@ type actionKey struct {
 // command names a temporary file the plan does not know.
 func (s *Session) key(a *actions.Action) (*actionKey, string) {
 	// The command is parsed once, for all the key looks at.
-	args := sync.OnceValue(func() []*options.Arg { return commandArgs(a.Command) })
+	args := sync.OnceValue(func() []*options.Arg { return s.commandArgs(a.Command) })
 	if why := s.uncacheableWith(a, args); why != "" {
 		return nil, why
 	}

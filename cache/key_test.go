@@ -48,12 +48,12 @@ func TestSearchDirs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := options.HeaderSearchDirs(commandArgs(append([]string{"/usr/bin/clang-22", "-cc1"}, tt.args...))); !slices.Equal(got, tt.want) {
+			if got := options.HeaderSearchDirs((&Session{}).commandArgs(append([]string{"/usr/bin/clang-22", "-cc1"}, tt.args...))); !slices.Equal(got, tt.want) {
 				t.Errorf("HeaderSearchDirs(%q) = %q, want %q", tt.args, got, tt.want)
 			}
 		})
 	}
-	if got := options.HeaderSearchDirs(commandArgs([]string{"-I/argv0"})); len(got) != 0 {
+	if got := options.HeaderSearchDirs((&Session{}).commandArgs([]string{"-I/argv0"})); len(got) != 0 {
 		t.Errorf("argv[0] taken as an option: %q", got)
 	}
 }
@@ -280,5 +280,33 @@ func TestPathProbes(t *testing.T) {
 				t.Errorf("present(%q) = %v, exists says %v", p, got, want)
 			}
 		}
+	}
+}
+
+// TestCommandArgsByRelease: a session reads its build's commands with the
+// option tables of their LLVM release (SessionOptions.Options): LLVM 19's
+// driver has -nogpulib as an option of its own, 22's as an alias of
+// --no-offloadlib; without tables it reads them as the newest release's.
+func TestCommandArgsByRelease(t *testing.T) {
+	t19, err := options.ForRelease(19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := []string{"/usr/lib/llvm-19/bin/clang", "-nogpulib", "-c", "x.c"}
+	ids := func(s *Session) []string {
+		var out []string
+		for _, a := range s.commandArgs(cmd) {
+			out = append(out, a.Option.ID)
+		}
+		return out
+	}
+	c := &Cache{Store: NewDirStore(t.TempDir())}
+	s19 := c.NewSession(SessionOptions{Options: t19})
+	defer s19.Close()
+	if got := ids(s19); !slices.Contains(got, "nogpulib") {
+		t.Errorf("LLVM 19's session reads %v", got)
+	}
+	if got := ids(&Session{}); slices.Contains(got, "nogpulib") || !slices.Contains(got, "no_offloadlib") {
+		t.Errorf("the default session reads %v", got)
 	}
 }

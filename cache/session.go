@@ -16,6 +16,7 @@ import (
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/internal/ompinfo"
+	"github.com/offcc/offcc/options"
 )
 
 // SessionOptions describe one build for its Session.
@@ -42,13 +43,19 @@ type SessionOptions struct {
 	// (a line such as "build cache: cannot write DIR: REASON"); the
 	// build goes on without storing.
 	Warn func(message string)
+	// Options are the option tables of the LLVM release whose commands
+	// the build runs, which the session reads them with (nil: the newest
+	// release's, options.ClangDriver's).
+	Options *options.Tables
 }
 
 // Session is the cache as one build sees it: it implements actions.Cache,
 // and counts what happened for the statistics. Its methods are safe for
 // concurrent use.
 type Session struct {
-	c       *Cache
+	c *Cache
+	// tables read the build's commands (nil: the newest release's).
+	tables  *options.Tables
 	store   Store
 	layered *Layered // store, when a shared cache is behind the local one
 	tempDir string
@@ -91,7 +98,7 @@ func (c *Cache) NewSession(opt SessionOptions) *Session {
 	}
 	s := &Session{
 		c: c, store: c.Store, tempDir: tempDir, prepare: opt.PrepareTempDir, self: opt.Self, env: envMap(opt.Env),
-		label: opt.Label, explain: opt.Explain, warn: opt.Warn,
+		label: opt.Label, explain: opt.Explain, warn: opt.Warn, tables: opt.Options,
 		files: newFileDigests(tempDir, newDigestMemo(c.Store, c.Writable())), tools: newToolDigests(c.Store, c.Writable()),
 		libs: map[string][][2]string{}, reals: map[string]string{}, derived: map[Sum]*derivedDigest{}, stats: Stats{Kinds: map[string]*KindStats{}},
 	}

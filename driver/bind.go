@@ -143,7 +143,7 @@ func beforeInput(argv []string, args ...string) []string {
 // graph cannot be had or does not cover its reads.
 func (p *planner) bindIncludeGraph(c *cc1Job, a *actions.Action) {
 	n := len(a.Command)
-	args, err := options.ClangCC1().Parse(a.Command[2 : n-3])
+	args, err := p.env.optionTables().ClangCC1().Parse(a.Command[2 : n-3])
 	if err != nil {
 		a.UnknownReads = "-MMD (its dependency file leaves out system headers): " + err.Error()
 		return
@@ -286,7 +286,7 @@ func cc1Cost(kind actions.Kind, c *cc1Job) float64 {
 
 // bindAssemble adds a clang -cc1as job.
 func (p *planner) bindAssemble(j *clangJob) error {
-	c, err := parseCC1as(j.argv)
+	c, err := parseCC1as(p.env.optionTables(), j.argv)
 	if err != nil {
 		return unrecognized(j, "%v", err)
 	}

@@ -51,7 +51,7 @@ func compileCommands(dir, argv0 string, opts *Options, jobs []*clangJob) []compi
 		if !j.isCC1() {
 			continue
 		}
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(opts.tables(), j.argv)
 		if err != nil || c.input == "-" || !slices.Contains(opts.Inputs, c.input) || c.mode == "-E" {
 			continue
 		}
@@ -72,13 +72,13 @@ func compileCommands(dir, argv0 string, opts *Options, jobs []*clangJob) []compi
 		targets := devices[src]
 		host := args
 		if len(targets) > 0 {
-			host = hostArgs(args)
+			host = hostArgs(opts.tables(), args)
 		}
 		out = append(out, compileCommand{Directory: dir, File: src, Output: output,
 			Arguments: append([]string{argv0}, host...)})
 		for _, t := range targets {
 			out = append(out, compileCommand{Directory: dir, File: src, Output: output,
-				Arguments: append([]string{argv0}, deviceArgs(args, t, len(targets) > 1)...)})
+				Arguments: append([]string{argv0}, deviceArgs(opts.tables(), args, t, len(targets) > 1)...)})
 		}
 	}
 	return out
@@ -139,8 +139,8 @@ var (
 
 // keepArgs returns the words of args (a driver command line) without the
 // arguments drop says to drop.
-func keepArgs(args []string, drop func(id string) bool) []string {
-	parsed, _ := options.ClangDriver().Parse(args)
+func keepArgs(tables *options.Tables, args []string, drop func(id string) bool) []string {
+	parsed, _ := tables.ClangDriver().Parse(args)
 	var out []string
 	n := 0
 	for _, a := range parsed {
@@ -153,13 +153,13 @@ func keepArgs(args []string, drop func(id string) bool) []string {
 }
 
 // hostArgs returns the arguments of the host entry of an offload compile.
-func hostArgs(args []string) []string {
-	return append(keepArgs(args, func(id string) bool { return sideOptionIDs[id] }), "--offload-host-only")
+func hostArgs(tables *options.Tables, args []string) []string {
+	return append(keepArgs(tables, args, func(id string) bool { return sideOptionIDs[id] }), "--offload-host-only")
 }
 
 // deviceArgs returns the arguments of the device entry for t.
-func deviceArgs(args []string, t compileTarget, selectOne bool) []string {
-	out := keepArgs(args, func(id string) bool {
+func deviceArgs(tables *options.Tables, args []string, t compileTarget, selectOne bool) []string {
+	out := keepArgs(tables, args, func(id string) bool {
 		return outputOptionIDs[id] || sideOptionIDs[id] || selectOne && selectorOptionIDs[id]
 	})
 	out = append(out, "--offload-device-only")

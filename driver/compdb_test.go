@@ -42,7 +42,7 @@ func TestDeviceArgs(t *testing.T) {
 			[]string{"-x", "cuda", "-c", "k.cu", "--offload-device-only", "--offload-arch=sm_90"}},
 	}
 	for _, tt := range tests {
-		if got := deviceArgs(tt.args, tt.target, tt.selectOne); !slices.Equal(got, tt.want) {
+		if got := deviceArgs(newestTables(), tt.args, tt.target, tt.selectOne); !slices.Equal(got, tt.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}

@@ -22,7 +22,7 @@ type cudaBuilder struct{}
 func (cudaBuilder) bind(p *planner, j *clangJob) error {
 	switch {
 	case j.isCC1():
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(p.env.optionTables(), j.argv)
 		if err != nil {
 			return unrecognized(j, "%v", err)
 		}

@@ -105,6 +105,9 @@ func Main(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.errorf("%v", err)
 	}
+	if opts, err = inv.forRelease(opts, llvm.Profile); err != nil {
+		return inv.errorf("%v", err)
+	}
 	if err := checkSYCLBINRelease(opts, llvm.Profile); err != nil {
 		return inv.errorf("%v", err)
 	}
@@ -130,6 +133,35 @@ func Main(ctx context.Context, inv *Invocation) int {
 		return inv.runClang(ctx, llvm.Clang(), opts)
 	}
 	return inv.offload(ctx, llvm, opts, kind, c)
+}
+
+// forRelease returns opts as the clang of release reads the command line:
+// opts itself when it was parsed with that release's option tables, else
+// the command line parsed again with them (Main parses it first with the
+// newest release's, to find the LLVM offcc drives), rebased and checked
+// as Main does.
+func (inv *Invocation) forRelease(opts *Options, release *toolchain.Profile) (*Options, error) {
+	if opts.tables().Major == release.Major {
+		return opts, nil
+	}
+	tables, err := options.ForRelease(release.Major)
+	if err != nil {
+		return nil, err
+	}
+	again, err := ParseRelease(inv.Args, tables)
+	if err != nil {
+		return nil, err
+	}
+	if base := inv.baseDir(); base != "" {
+		if cwd, err := os.Getwd(); err == nil {
+			again.rebase(base, filepath.Clean(cwd))
+		}
+	}
+	// (Its warning, if any, was said after the first parse.)
+	if _, err := checkSYCLBIN(again); err != nil {
+		return nil, err
+	}
+	return again, nil
 }
 
 // printUnplanned prints, for --print-job-graph, the graph of a command
@@ -212,14 +244,14 @@ func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) (stri
 		if !ok {
 			continue
 		}
-		cfg, ok := configFileArgs(path)
+		cfg, ok := configFileArgs(opts.tables(), path)
 		if !ok {
 			return nil
 		}
 		args = append(args, cfg...)
 	}
 	if strings.HasSuffix(inv.prog(), "++") {
-		mode, _ := options.ClangDriver().Parse([]string{"--driver-mode=g++"})
+		mode, _ := opts.tables().ClangDriver().Parse([]string{"--driver-mode=g++"})
 		args = append(args, mode...)
 	}
 	for _, a := range opts.Args {
@@ -230,11 +262,12 @@ func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) (stri
 	return func(input string) (string, bool) { return cuidOfArgs(input, args) }
 }
 
-// configFileArgs reads a clang configuration file's arguments: lines
+// configFileArgs reads a clang configuration file's arguments (with the
+// option tables of its release): lines
 // starting with # are comments, the rest is split as a response file
 // (llvm::cl::tokenizeConfigFile). ok is false for a file offcc cannot
 // read as clang does.
-func configFileArgs(path string) (args []*options.Arg, ok bool) {
+func configFileArgs(tables *options.Tables, path string) (args []*options.Arg, ok bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
@@ -256,7 +289,7 @@ func configFileArgs(path string) (args []*options.Arg, ok bool) {
 			return nil, false
 		}
 	}
-	args, err = options.ClangDriver().Parse(words)
+	args, err = tables.ClangDriver().Parse(words)
 	return args, err == nil
 }
 
@@ -338,8 +371,9 @@ func (inv *Invocation) newSession(c *cache.Cache, tempDir string, opts *Options)
 	cwd, _ := os.Getwd()
 	so := cache.SessionOptions{
 		TempDir: tempDir, PrepareTempDir: inv.ensureTemp, Self: inv.Self, Env: inv.Env,
-		Label: cwd + "\x00" + strings.Join(opts.Inputs, "\x00"),
-		Warn:  func(msg string) { inv.warnf("%s", msg) },
+		Label:   cwd + "\x00" + strings.Join(opts.Inputs, "\x00"),
+		Warn:    func(msg string) { inv.warnf("%s", msg) },
+		Options: opts.tables(),
 	}
 	if c.Debug {
 		so.Explain = inv.Stderr

@@ -12,7 +12,6 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/objfile"
-	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/target"
 )
 
@@ -37,7 +36,7 @@ type hipBuilder struct{}
 func (hipBuilder) bind(p *planner, j *clangJob) error {
 	switch {
 	case j.isCC1():
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(p.env.optionTables(), j.argv)
 		if err != nil {
 			return unrecognized(j, "%v", err)
 		}
@@ -116,7 +115,7 @@ func (p *planner) bindDeviceLink(j *clangJob) error {
 		Target:  target.Target{Triple: "amdgcn-amd-amdhsa"},
 		Command: append([]string(nil), j.argv...), Cost: 0.05,
 	}
-	args, err := options.LLD().Parse(j.argv[1:])
+	args, err := p.env.optionTables().LLD().Parse(j.argv[1:])
 	if err != nil {
 		return unrecognized(j, "%v", err)
 	}

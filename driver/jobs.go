@@ -80,17 +80,18 @@ var cc1ReadsElsewhere = map[string]bool{
 	"include": true, "imacros": true, "fopenmp_host_ir_file_path": true, "fembed_offload_object_EQ": true,
 }
 
-// parseCC1 reads a cc1 job with clang's cc1 option table. It fails for a
+// parseCC1 reads a cc1 job with the cc1 option table of the clang's
+// release (tables). It fails for a
 // job that does not end with "-x LANG INPUT" or that names no -triple:
 // offcc then does not plan it.
-func parseCC1(argv []string) (*cc1Job, error) {
+func parseCC1(tables *options.Tables, argv []string) (*cc1Job, error) {
 	c := &cc1Job{outputArg: -1}
 	n := len(argv)
 	if n < 5 || argv[n-3] != "-x" {
 		return nil, fmt.Errorf("the compile does not end with -x <language> <input>")
 	}
 	c.lang, c.input = argv[n-2], argv[n-1]
-	args, err := options.ClangCC1().Parse(argv[2 : n-3])
+	args, err := tables.ClangCC1().Parse(argv[2 : n-3])
 	if err != nil {
 		return nil, err
 	}
@@ -218,12 +219,14 @@ type cc1asJob struct {
 	triple, output, input string
 }
 
-func parseCC1as(argv []string) (*cc1asJob, error) {
+// parseCC1as reads a cc1as job with the cc1as option table of the
+// clang's release (tables).
+func parseCC1as(tables *options.Tables, argv []string) (*cc1asJob, error) {
 	c := &cc1asJob{}
 	if len(argv) < 3 {
 		return nil, fmt.Errorf("assembler job without -triple, -o or input")
 	}
-	args, err := options.ClangCC1As().Parse(argv[2:])
+	args, err := tables.ClangCC1As().Parse(argv[2:])
 	if err != nil {
 		return nil, err
 	}

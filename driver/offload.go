@@ -101,7 +101,9 @@ func (inv *Invocation) newOffloadBuild(llvm *toolchain.LLVM, opts *Options, kind
 		root:   inv.tempRoot(),
 	}
 	if !b.dryRun {
-		b.plans = newPlanCache(c, inv.getenv)
+		if b.plans = newPlanCache(c, inv.getenv); b.plans != nil {
+			b.plans.tables = opts.tables()
+		}
 	}
 	// Every temporary of this build lives in one private directory,
 	// removed whatever happens. clang needs it to exist even for -###.
@@ -209,7 +211,7 @@ func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
 // *UnrecognizedError.
 func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
 	inv, opts := b.inv, b.opts
-	env := &planEnv{tempDir: b.temp.path, self: inv.Self, steps: &steps{clang: b.clang}, userInputs: map[string]bool{}}
+	env := &planEnv{tempDir: b.temp.path, self: inv.Self, steps: &steps{clang: b.clang}, userInputs: map[string]bool{}, tables: opts.tables()}
 	for _, in := range opts.Inputs {
 		env.userInputs[in] = true
 	}

@@ -12,7 +12,7 @@ type openmpBuilder struct{}
 func (openmpBuilder) bind(p *planner, j *clangJob) error {
 	switch {
 	case j.isCC1():
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(p.env.optionTables(), j.argv)
 		if err != nil {
 			return unrecognized(j, "%v", err)
 		}
@@ -57,7 +57,7 @@ type plainBuilder struct{}
 func (plainBuilder) bind(p *planner, j *clangJob) error {
 	switch {
 	case j.isCC1():
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(p.env.optionTables(), j.argv)
 		if err != nil {
 			return unrecognized(j, "%v", err)
 		}

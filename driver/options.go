@@ -82,9 +82,13 @@ type Options struct {
 	SYCLBIN, SYCLBINArg string
 	// SYCLBINVersion is --syclbin-version=N (0 when not given).
 	SYCLBINVersion int
-	// Args are ClangArgs parsed with clang's option table, in order; an
-	// Arg's Index is its place in ClangArgs.
+	// Args are ClangArgs parsed with clang's option table (Tables), in
+	// order; an Arg's Index is its place in ClangArgs.
 	Args []*options.Arg
+	// Tables are the option tables of the LLVM release the command line
+	// was parsed for (see ParseRelease): that of the clang offcc drives,
+	// once it is found.
+	Tables *options.Tables
 	// NewDriver is --offload-new-driver (the last of it and
 	// --no-offload-new-driver); HIPLink is --hip-link. With offload
 	// targets, either makes a command line without sources a HIP or CUDA
@@ -301,17 +305,48 @@ func extensionKind(path string) actions.OffloadKind {
 	return actions.None
 }
 
-// Parse reads a command line (without argv[0]), expanding @response files.
-// offcc's own options are taken out; everything else is parsed once with
-// clang's option table, and the arguments offcc acts on are read by the
-// option they are, whatever their spelling or alias.
+// Parse reads a command line (without argv[0]), expanding @response files,
+// with the option tables of the newest LLVM release offcc knows (see
+// ParseRelease).
 func Parse(args []string) (*Options, error) {
+	return ParseRelease(args, newestTables())
+}
+
+// newestTables returns the option tables of the newest LLVM release
+// offcc has tables of (those of options.ClangDriver).
+func newestTables() *options.Tables {
+	r := options.Releases()
+	t, err := options.ForRelease(r[len(r)-1])
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// tables returns the option tables the command line was parsed with: the
+// newest release's for Options not made by Parse or ParseRelease.
+func (o *Options) tables() *options.Tables { return orNewest(o.Tables) }
+
+// orNewest returns t, or the newest release's tables when t is nil.
+func orNewest(t *options.Tables) *options.Tables {
+	if t == nil {
+		return newestTables()
+	}
+	return t
+}
+
+// ParseRelease reads a command line (without argv[0]), expanding
+// @response files, as the clang of the release of tables reads it.
+// offcc's own options are taken out; everything else is parsed once with
+// that clang's option table, and the arguments offcc acts on are read by
+// the option they are, whatever their spelling or alias.
+func ParseRelease(args []string, tables *options.Tables) (*Options, error) {
 	expanded, err := expandResponseFiles(args, 0)
 	if err != nil {
 		return nil, err
 	}
-	o := &Options{}
-	table := options.ClangDriver()
+	o := &Options{Tables: tables}
+	table := tables.ClangDriver()
 	lang := "" // the last -x: it applies to the inputs after it
 	for i := 0; i < len(expanded); {
 		if spec, value, words, ok := matchOffcc(expanded, i); ok {
@@ -408,7 +443,8 @@ func (o *Options) apply(a *options.Arg, lang *string) {
 		o.SaveTemps = true
 	case "E", "M", "MM":
 		o.PreprocessOnly = true
-	case "fopenmp_targets_EQ", "offload_targets_EQ", "offload_link":
+	case "fopenmp_targets_EQ", "offload_targets_EQ", "offload_EQ", "offload_link":
+		// (--offload= is an option of its own before LLVM 20.)
 		o.OffloadTargets = true
 	case "offload_arch_EQ":
 		o.OffloadTargets = true

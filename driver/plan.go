@@ -15,6 +15,7 @@ import (
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/tempname"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/target"
 )
 
@@ -114,6 +115,15 @@ type planEnv struct {
 	// clang's "-###" hashes into it an argument the build does not have.
 	// keep says that the ID -### printed is as good (-fuse-cuid=random).
 	cuid func(input string) (id string, keep bool)
+	// tables are the option tables of the release of the clang whose
+	// jobs are planned.
+	tables *options.Tables
+}
+
+// optionTables returns the option tables of the release whose jobs are
+// planned: the newest release's where none are set.
+func (e *planEnv) optionTables() *options.Tables {
+	return orNewest(e.tables)
 }
 
 func newPlanner(env *planEnv, offload actions.OffloadKind) *planner {

@@ -38,6 +38,9 @@ import (
 // above: a miss for a command elsewhere, never a wrong plan.
 type planCache struct {
 	c *cache.Cache
+	// tables are the option tables of the release whose plans are kept
+	// (nil: the newest release's).
+	tables *options.Tables
 }
 
 // The placeholders of stored plans. No path or argument holds a NUL byte.
@@ -88,7 +91,7 @@ func (c *planCache) query(clang, argv0 string, args, env []string, cwd, base str
 	if !ok {
 		return nil, false
 	}
-	at := newPlanPlaces(args, cwd, base)
+	at := newPlanPlaces(orNewest(c.tables), args, cwd, base)
 	// The LLVM installation is keyed by its facts: its paths may lie
 	// beside the working directory.
 	at.toolRoot = filepath.Dir(filepath.Dir(clang)) + "/"
@@ -234,6 +237,8 @@ func (c *planCache) store(key, tempDir, output string) {
 // or the base that no argument names (a tool installed there), a header
 // or warning line that names them.
 type planPlaces struct {
+	// tables are the option tables of the clang's release.
+	tables *options.Tables
 	// cwd and base are the working directory and the base directory,
 	// absolute and clean, or "" when not templated; realCwd is the
 	// working directory as keyed when it is not.
@@ -276,9 +281,9 @@ func (p *planPlaces) withoutToolPaths(s string) string {
 }
 
 // newPlanPlaces finds the places of a command line run in cwd with base.
-func newPlanPlaces(args []string, cwd, base string) *planPlaces {
-	p := &planPlaces{outWord: -1, keyArgs: args, realCwd: cwd}
-	parsed, err := options.ClangDriver().Parse(args)
+func newPlanPlaces(tables *options.Tables, args []string, cwd, base string) *planPlaces {
+	p := &planPlaces{outWord: -1, keyArgs: args, realCwd: cwd, tables: tables}
+	parsed, err := tables.ClangDriver().Parse(args)
 	if err != nil {
 		return p
 	}
@@ -407,7 +412,7 @@ func (p *planPlaces) argSearches(a *options.Arg, depth int) bool {
 		if depth > 0 || len(a.Values) == 0 {
 			return true
 		}
-		inner, err := options.ClangDriver().Parse(a.Values[len(a.Values)-1:])
+		inner, err := p.tables.ClangDriver().Parse(a.Values[len(a.Values)-1:])
 		if err != nil {
 			return true
 		}
@@ -711,7 +716,7 @@ func (p *planPlaces) templateToken(prev, u string) (string, bool) {
 		return u, true
 	}
 	v := p.templateOut(prev, u, named)
-	if named || isOptionName(u) {
+	if named || isOptionName(p.tables, u) {
 		return v, true
 	}
 	for off := 0; ; {
@@ -846,11 +851,11 @@ func (p *planPlaces) fill(body, tempDir string) string {
 // isOptionName reports whether u is a clang -cc1 option's whole spelling
 // that takes no value in the same word ("-main-file-name", whose value
 // follows): an output stem in it is part of the name, not a path.
-func isOptionName(u string) bool {
+func isOptionName(tables *options.Tables, u string) bool {
 	if !strings.HasPrefix(u, "-") {
 		return false
 	}
-	a, err := options.ClangCC1().ParseOne([]string{u, ""}, 0)
+	a, err := tables.ClangCC1().ParseOne([]string{u, ""}, 0)
 	if err != nil || a.IsInput() || a.IsUnknown() || a.Spelling != u {
 		return false
 	}

@@ -670,7 +670,7 @@ func TestPlanPlacesTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPlanPlaces(append(tt.args, "-###"), tt.cwd, tt.base)
+			p := newPlanPlaces(newestTables(), append(tt.args, "-###"), tt.cwd, tt.base)
 			if tt.tool != "" {
 				p.toolRoot = filepath.Dir(filepath.Dir(tt.tool)) + "/"
 			}
@@ -690,7 +690,7 @@ func TestPlanPlacesTemplate(t *testing.T) {
 			if strings.Contains(stored, tt.cwd) || p.fill(stored, "/tmp/t") != strings.ReplaceAll(tt.out, tempPlaceholder, "/tmp/t") {
 				t.Errorf("stored %q: names the working directory, or does not give the output back", stored)
 			}
-			p2 := newPlanPlaces(append(tt.args2, "-###"), tt.cwd2, tt.base)
+			p2 := newPlanPlaces(newestTables(), append(tt.args2, "-###"), tt.cwd2, tt.base)
 			if got := p2.fill(stored, tempPlaceholder); got != tt.want2 {
 				t.Errorf("elsewhere:\n%q\nwant\n%q", got, tt.want2)
 			}
@@ -731,19 +731,19 @@ func TestPlanPlacesKeyed(t *testing.T) {
 		{[]string{"-MF", "a.d", "-c", "k.c", "-o", "a.o"}, true, true},
 		{[]string{"-MFa.d", "-c", "k.c", "-o", "a.o"}, true, false},
 	} {
-		p := newPlanPlaces(append(tt.args, "-###"), "/w/b", "")
+		p := newPlanPlaces(newestTables(), append(tt.args, "-###"), "/w/b", "")
 		if (p.cwd != "") != tt.cwd || (p.outWord >= 0) != tt.out {
 			t.Errorf("%q: working directory templated %v (want %v), output %v (want %v)", tt.args, p.cwd != "", tt.cwd, p.outWord >= 0, tt.out)
 		}
 	}
 	// A working directory that cannot be matched as a path stays.
 	for _, cwd := range []string{"/", "/w/a b", "/w/a:b", "/w/a$b"} {
-		if p := newPlanPlaces([]string{"-c", "k.c"}, cwd, ""); p.cwd != "" {
+		if p := newPlanPlaces(newestTables(), []string{"-c", "k.c"}, cwd, ""); p.cwd != "" {
 			t.Errorf("working directory %q templated", cwd)
 		}
 	}
 	// OFFCC_BASE_DIR is keyed as the placeholder when the base is used.
-	p := newPlanPlaces([]string{"-c", "/w/src/k.c"}, "/w/b", "/w")
+	p := newPlanPlaces(newestTables(), []string{"-c", "/w/src/k.c"}, "/w/b", "/w")
 	env := p.keyEnv([]string{"A=1", "OFFCC_BASE_DIR=/w"})
 	if !slices.Equal(env, []string{"A=1", "OFFCC_BASE_DIR=" + basePlaceholder}) || p.keyArgs[1] != basePlaceholder+"/src/k.c" {
 		t.Errorf("base /w: environment %q, arguments %q", env, p.keyArgs)

@@ -365,7 +365,7 @@ func (s *planShape) token(prev, u string, last bool, lang string) (string, bool)
 		}
 	}
 	rest := strings.ReplaceAll(v, srcStemPlaceholder, "")
-	if (stemIndex(rest, s.srcStem, 0) >= 0 || s.dirIndex(rest) >= 0) && !optionSpelling(u) {
+	if (stemIndex(rest, s.srcStem, 0) >= 0 || s.dirIndex(rest) >= 0) && !optionSpelling(s.at.tables, u) {
 		return "", false
 	}
 	if s.parent != "" && strings.Contains(s.at.withoutToolPaths(rest), s.parent) {
@@ -377,14 +377,14 @@ func (s *planShape) token(prev, u string, last bool, lang string) (string, bool)
 // optionSpelling reports whether u is a whole -cc1 option spelling whose
 // value, if any, is the next argument ("-main-file-name", "-x"): a stem
 // in it is part of the name, not a path.
-func optionSpelling(u string) bool {
-	if isOptionName(u) {
+func optionSpelling(tables *options.Tables, u string) bool {
+	if isOptionName(tables, u) {
 		return true
 	}
 	if !strings.HasPrefix(u, "-") {
 		return false
 	}
-	a, err := options.ClangCC1().ParseOne([]string{u, ""}, 0)
+	a, err := tables.ClangCC1().ParseOne([]string{u, ""}, 0)
 	return err == nil && !a.IsInput() && !a.IsUnknown() && a.Spelling == u && a.Option.Kind == options.JoinedOrSeparate
 }
 

@@ -243,7 +243,7 @@ func TestPlanShapeRealClang(t *testing.T) {
 // keys stay apart.
 func TestPlanShapeKeyed(t *testing.T) {
 	shape := func(args ...string) *planShape {
-		p := newPlanPlaces(append(args, "-###"), "/w/b", "")
+		p := newPlanPlaces(newestTables(), append(args, "-###"), "/w/b", "")
 		return newPlanShape(p, append(args, "-###"))
 	}
 	for _, tt := range []struct {
@@ -377,7 +377,7 @@ func TestPlanShapeTemplate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append(tt.args, "-###")
-			p := newPlanPlaces(args, "/w/b", "")
+			p := newPlanPlaces(newestTables(), args, "/w/b", "")
 			s := newPlanShape(p, args)
 			if s == nil {
 				t.Fatalf("no shape for %q", tt.args)
@@ -400,7 +400,7 @@ func TestPlanShapeTemplate(t *testing.T) {
 				t.Errorf("filled in for itself:\n%q\nwant\n%q", got, tt.out)
 			}
 			args2 := append(tt.args2, "-###")
-			p2 := newPlanPlaces(args2, "/w/b", "")
+			p2 := newPlanPlaces(newestTables(), args2, "/w/b", "")
 			s2 := newPlanShape(p2, args2)
 			if got := p2.fill(s2.fill(shaped), tmp); got != tt.want2 {
 				t.Errorf("filled in for %q:\n%q\nwant\n%q", tt.args2, got, tt.want2)

@@ -66,6 +66,8 @@ const identityBits = 32
 
 // stableNames says how offcc names OpenMP kernels for one command line.
 type stableNames struct {
+	// tables are the option tables of the front ends' release.
+	tables *options.Tables
 	// cwd is offcc's working directory, absolute and clean.
 	cwd string
 	// base is the base directory, absolute and clean, or "".
@@ -206,7 +208,7 @@ func (s stableNames) stabilize(g *actions.Graph, tempDir string) string {
 	// on where the command runs.
 	s.wd = "/"
 	for _, a := range g.Actions {
-		if isOpenMPFrontEnd(a) && namesRelatively(a.Command, s.cwd) {
+		if isOpenMPFrontEnd(a) && namesRelatively(orNewest(s.tables), a.Command, s.cwd) {
 			s.wd = s.cwd
 		}
 	}
@@ -293,12 +295,12 @@ func climbs(rel string) int {
 // namesRelatively reports whether an OpenMP front end names its source,
 // or a directory or file of its naming options (see namingOptions),
 // relatively; a forced include not in dir is clang's own.
-func namesRelatively(argv []string, dir string) bool {
+func namesRelatively(tables *options.Tables, argv []string, dir string) bool {
 	n := len(argv)
 	if n < 5 || !filepath.IsAbs(argv[n-1]) {
 		return true
 	}
-	args, _ := options.ClangCC1().Parse(argv[2 : n-3])
+	args, _ := tables.ClangCC1().Parse(argv[2 : n-3])
 	for _, a := range args {
 		v := a.Value()
 		switch {
@@ -327,7 +329,7 @@ func (s stableNames) rewrite(a *actions.Action, body string) (stableFrontEnd, st
 	if input == "-" {
 		return fe, "the source is standard input"
 	}
-	args, err := options.ClangCC1().Parse(argv[2 : n-3])
+	args, err := orNewest(s.tables).ClangCC1().Parse(argv[2 : n-3])
 	if err != nil {
 		return fe, err.Error()
 	}
@@ -493,7 +495,7 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, release *toolchain.P
 		return
 	}
 	why := ""
-	s := stableNames{base: inv.baseDir()}
+	s := stableNames{base: inv.baseDir(), tables: opts.tables()}
 	cwd, err := os.Getwd()
 	switch {
 	case err != nil:

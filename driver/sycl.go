@@ -13,7 +13,7 @@ type syclBuilder struct{}
 func (syclBuilder) bind(p *planner, j *clangJob) error {
 	switch {
 	case j.isCC1():
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(p.env.optionTables(), j.argv)
 		if err != nil {
 			return unrecognized(j, "%v", err)
 		}

@@ -138,7 +138,7 @@ func (b *syclbinBuild) plan(env *planEnv, jobs []*clangJob) (*Plan, error) {
 		if !j.isCC1() {
 			return nil, unrecognized(j, "offcc's -fsyclbin planner does not know the tool %s", j.tool)
 		}
-		c, err := parseCC1(j.argv)
+		c, err := parseCC1(env.optionTables(), j.argv)
 		if err != nil {
 			return nil, unrecognized(j, "%v", err)
 		}
