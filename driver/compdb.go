@@ -17,7 +17,6 @@ import (
 	"github.com/offcc/offcc/internal/atomicfile"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/target"
-	"github.com/offcc/offcc/toolchain"
 )
 
 // compileCommand is one entry of a JSON compilation database
@@ -304,13 +303,17 @@ func (inv *Invocation) compileCommandsFile(opts *Options) string {
 // recordWithoutPlan records the compile commands of a command line offcc
 // hands to clang: clang's job list (from the plan cache when it can) says
 // which sources it compiles and for which devices.
-func (inv *Invocation) recordWithoutPlan(ctx context.Context, llvm *toolchain.LLVM, opts *Options, c *cache.Cache) {
+func (inv *Invocation) recordWithoutPlan(ctx context.Context, clang string, opts *Options, c *cache.Cache) {
 	tempDir, err := os.MkdirTemp(inv.tempRoot(), "offcc-")
 	if err != nil {
 		return
 	}
 	defer os.RemoveAll(tempDir)
-	_, jobs, err := clangJobs(ctx, inv, llvm.Clang(), opts.ClangArgs, tempDir, newPlanCache(c, inv.getenv), nil)
+	plans := newPlanCache(c, inv.getenv)
+	if plans != nil {
+		plans.tables = opts.tables()
+	}
+	_, jobs, err := clangJobs(ctx, inv, clang, opts.ClangArgs, tempDir, plans, nil)
 	if err != nil {
 		return // clang reports the command line's errors when it runs it
 	}

@@ -128,7 +128,7 @@ func Main(ctx context.Context, inv *Invocation) int {
 			return inv.printUnplanned(llvm, opts, kind)
 		}
 		if inv.compileCommandsFile(opts) != "" {
-			inv.recordWithoutPlan(ctx, llvm, opts, c)
+			inv.recordWithoutPlan(ctx, llvm.Clang(), opts, c)
 		}
 		return inv.runClang(ctx, llvm.Clang(), opts)
 	}

@@ -25,8 +25,9 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		return inv.errorf("%v", err)
 	}
 	defer b.close()
-	// A compile the cache holds whole is answered before it is planned.
-	if b.restoreCommand() {
+	// A compile the cache holds whole is answered before it is planned
+	// (of a release offcc plans: the others' are not cached).
+	if llvm.Profile.Plans && b.restoreCommand() {
 		return 0
 	}
 	plan, fb, err := b.plan(ctx)
@@ -40,7 +41,7 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	}
 	printHeader(inv.Stderr, plan.Header, opts.Verbose)
 	if opts.Verbose {
-		fmt.Fprintf(inv.Stderr, "%s: note: LLVM %d profile (%s)\n", inv.prog(), llvm.Profile.Major, llvm.Bin)
+		inv.profileNote(llvm.Profile, llvm.Bin)
 	}
 	env, err := b.newExecEnv(plan)
 	if err != nil {
@@ -48,6 +49,11 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 	}
 	defer env.close()
 	return inv.execute(ctx, plan, env)
+}
+
+// profileNote says, under -v, which LLVM release's profile offcc uses.
+func (inv *Invocation) profileNote(release *toolchain.Profile, bin string) {
+	fmt.Fprintf(inv.Stderr, "%s: note: LLVM %d profile (%s)\n", inv.prog(), release.Major, bin)
 }
 
 // offloadBuild is one offload build while offcc plans it and runs it:
@@ -63,6 +69,8 @@ type offloadBuild struct {
 	// release.
 	clang   string
 	release *toolchain.Profile
+	// llvmBin is the LLVM's bin directory, named under -v.
+	llvmBin string
 	// cache is the build cache, nil when it is off; plans is the plan
 	// cache, nil when it is off or the build is a dry run.
 	cache *cache.Cache
@@ -96,7 +104,7 @@ type offloadBuild struct {
 // build's private temporary directory and the command line clang plans.
 func (inv *Invocation) newOffloadBuild(llvm *toolchain.LLVM, opts *Options, kind actions.OffloadKind, c *cache.Cache) (*offloadBuild, error) {
 	b := &offloadBuild{
-		inv: inv, opts: opts, kind: kind, clang: llvm.Clang(), release: llvm.Profile, cache: c, start: time.Now(),
+		inv: inv, opts: opts, kind: kind, clang: llvm.Clang(), release: llvm.Profile, llvmBin: llvm.Bin, cache: c, start: time.Now(),
 		dryRun: opts.HashHashHash || opts.PrintBindings || opts.PrintJobGraph != "",
 		root:   inv.tempRoot(),
 	}
@@ -164,6 +172,20 @@ func (b *offloadBuild) close() {
 // of the jobs clang printed, and a run checks here that the plan's tools
 // are there.
 func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
+	if !b.release.Plans {
+		// Strict: offcc plans none of this release's jobs, so its clang
+		// runs the command line whole and gives its own bytes.
+		if b.opts.Verbose {
+			b.inv.profileNote(b.release, b.llvmBin)
+			if b.kind == actions.OpenMP && !b.release.StableNames {
+				fmt.Fprintf(b.inv.Stderr, "%s: note: LLVM %d names OpenMP kernels after the source files' inodes (no stable names)\n", b.inv.prog(), b.release.Major)
+			}
+		}
+		if !b.dryRun && b.inv.compileCommandsFile(b.opts) != "" {
+			b.inv.recordWithoutPlan(ctx, b.clang, b.opts, b.cache)
+		}
+		return b.unplanned(&UnrecognizedError{Reason: fmt.Sprintf("offcc plans no LLVM %d jobs: clang %d runs the command line whole", b.release.Major, b.release.Major)})
+	}
 	var header []string
 	var jobs []*clangJob
 	if b.clangArgs != nil {
@@ -183,14 +205,7 @@ func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
 		// clang cannot run -fsyclbin: there is nothing to fall back to.
 		return nil, nil, fmt.Errorf("cannot plan -fsyclbin: %v", ue)
 	case errors.As(err, &ue):
-		fb := b.fallBack(ue)
-		if !b.describesFallback() {
-			return nil, fb, nil
-		}
-		// offcc's own outputs (the graph, the trace) describe a plan of
-		// one action: clang's driver with the whole command line.
-		plan, header = &Plan{Graph: &actions.Graph{}, ReadsStdin: slices.Contains(b.opts.Inputs, "-")}, nil
-		plan.Graph.MustAdd(fb.action)
+		return b.unplanned(ue)
 	case err != nil:
 		return nil, nil, err
 	}
@@ -230,6 +245,21 @@ func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
 		inv.stabilize(plan, opts, b.release, b.temp.path)
 	}
 	return plan, err
+}
+
+// unplanned returns the fallback of a command line whose plan offcc is
+// not sure of (ue says why), or, where offcc's own outputs must describe
+// it (describesFallback), the plan of that one action.
+func (b *offloadBuild) unplanned(ue *UnrecognizedError) (*Plan, *fallback, error) {
+	fb := b.fallBack(ue)
+	if !b.describesFallback() {
+		return nil, fb, nil
+	}
+	// offcc's own outputs (the graph, the trace) describe a plan of one
+	// action: clang's driver with the whole command line.
+	plan := &Plan{Graph: &actions.Graph{}, ReadsStdin: slices.Contains(b.opts.Inputs, "-")}
+	plan.Graph.MustAdd(fb.action)
+	return plan, nil, nil
 }
 
 // fallback is a command line that offcc hands to clang's driver whole,

@@ -14,10 +14,16 @@ import (
 type Profile struct {
 	// Major is the LLVM major version.
 	Major int
-	// Drives says whether offcc plans this release's jobs: a release
-	// whose profile is known but whose job shapes offcc does not yet
-	// recognise is refused by Find in one line.
+	// Drives says whether offcc drives this release's clang: a release
+	// whose profile is known but that offcc does not drive is refused by
+	// Find in one line.
 	Drives bool
+	// Plans says whether offcc plans this release's jobs (runs its
+	// device jobs in parallel and caches them). A release it drives but
+	// does not plan has every command line offcc would plan run by its
+	// clang's driver whole, which gives that clang's bytes: offcc
+	// recognises none of its job shapes yet.
+	Plans bool
 	// DefaultDir is where Debian's packages of this release install
 	// clang and the LLVM tools.
 	DefaultDir string
@@ -93,6 +99,7 @@ var profiles = []*Profile{
 	{
 		Major:                 22,
 		Drives:                true,
+		Plans:                 true,
 		DefaultDir:            "/usr/lib/llvm-22/bin",
 		InstallHint:           "apt-get install clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev",
 		Packager:              "llvm-offload-binary",
@@ -102,7 +109,8 @@ var profiles = []*Profile{
 	},
 	{
 		Major:                 19,
-		Drives:                false,
+		Drives:                true,
+		Plans:                 false,
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",
 		Packager:              "clang-offload-packager",
@@ -175,10 +183,13 @@ func check(major int, dir string) (*Profile, error) {
 	pref := Preferred()
 	p := ProfileOf(major)
 	drives := releases(func(p *Profile) bool { return p.Drives })
-	switch {
+	switch known := releases(func(*Profile) bool { return true }); {
+	case p == nil && known == drives:
+		return nil, fmt.Errorf("found LLVM %d in %s; offcc drives LLVM %s; install LLVM %d with: %s",
+			major, dir, drives, pref.Major, pref.InstallHint)
 	case p == nil:
 		return nil, fmt.Errorf("found LLVM %d in %s; offcc knows LLVM %s and drives LLVM %s; install LLVM %d with: %s",
-			major, dir, releases(func(*Profile) bool { return true }), drives, pref.Major, pref.InstallHint)
+			major, dir, known, drives, pref.Major, pref.InstallHint)
 	case !p.Drives:
 		return nil, fmt.Errorf("found LLVM %d in %s; offcc does not drive LLVM %d yet (it knows the release, not its job shapes) and drives LLVM %s; install LLVM %d with: %s",
 			major, dir, major, drives, pref.Major, pref.InstallHint)

@@ -31,8 +31,8 @@ func TestProfiles(t *testing.T) {
 	if p22 == nil || p19 == nil || ProfileOf(17) != nil || ProfileOf(23) != nil {
 		t.Fatalf("ProfileOf: 22 %v, 19 %v, 17 %v, 23 %v", p22, p19, ProfileOf(17), ProfileOf(23))
 	}
-	if Preferred() != p22 || !p22.Drives || p19.Drives {
-		t.Errorf("preferred %d; drives 22 %v, 19 %v", Preferred().Major, p22.Drives, p19.Drives)
+	if Preferred() != p22 || !p22.Drives || !p19.Drives || !p22.Plans || p19.Plans {
+		t.Errorf("preferred %d; drives 22 %v, 19 %v; plans 22 %v, 19 %v", Preferred().Major, p22.Drives, p19.Drives, p22.Plans, p19.Plans)
 	}
 	for _, p := range Profiles() {
 		if p.DefaultDir != "/usr/lib/llvm-"+strconv.Itoa(p.Major)+"/bin" || !strings.Contains(p.InstallHint, "clang-"+strconv.Itoa(p.Major)+" ") {
@@ -73,6 +73,22 @@ func TestFindProfile(t *testing.T) {
 	}
 }
 
+// withUndriven makes the profile of major one offcc knows but does not
+// drive, for the test.
+func withUndriven(t *testing.T, major int) {
+	t.Helper()
+	saved := profiles
+	t.Cleanup(func() { profiles = saved })
+	profiles = nil
+	for _, p := range saved {
+		c := *p
+		if c.Major == major {
+			c.Drives = false
+		}
+		profiles = append(profiles, &c)
+	}
+}
+
 // TestFindRefusesRelease: a release offcc knows but does not drive, and
 // one it has no profile for, are refused in one line naming what offcc
 // knows and drives, however they were found.
@@ -80,6 +96,11 @@ func TestFindRefusesRelease(t *testing.T) {
 	withDefaults(t, nil)
 	b19 := fakeLLVM(t, "19", "-19")
 	b17 := fakeLLVM(t, "17", "")
+	l, err := Find(b17, env(nil))
+	if want := "found LLVM 17 in " + b17 + "; offcc drives LLVM 19 and 22; install LLVM 22 with: apt-get install clang-22 "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Find(%q) = %+v, %v; want %q", b17, l, err, want)
+	}
+	withUndriven(t, 19)
 	for _, c := range []struct {
 		explicit string
 		env      map[string]string
@@ -114,8 +135,12 @@ func TestFindDrivenFirst(t *testing.T) {
 		t.Errorf("default directories: %+v, %v", l, err)
 	}
 	withDefaults(t, map[int]string{19: b19})
+	if l, err := Find("", env(nil)); err != nil || l.Bin != b19 || l.Profile != ProfileOf(19) {
+		t.Errorf("only LLVM 19's default directory: %+v, %v", l, err)
+	}
+	withUndriven(t, 19)
 	if _, err := Find("", env(nil)); err == nil || !strings.Contains(err.Error(), "found LLVM 19 in "+b19+"; offcc does not drive LLVM 19 yet") {
-		t.Errorf("only LLVM 19's default directory: %v", err)
+		t.Errorf("only the default directory of LLVM 19, not driven: %v", err)
 	}
 	withDefaults(t, nil)
 	_, err = Find("", env(nil))
@@ -132,8 +157,8 @@ func TestFindSharedResourceDir(t *testing.T) {
 	withDefaults(t, nil)
 	bin := fakeLLVM(t, "19", "-19")
 	os.MkdirAll(filepath.Join(bin, "..", "lib", "clang", "22"), 0o755)
-	if _, err := Find("", env(map[string]string{"PATH": bin})); err == nil || !strings.Contains(err.Error(), "found LLVM 19 in "+bin) {
-		t.Errorf("through clang-19: %v", err)
+	if l, err := Find("", env(map[string]string{"PATH": bin})); err != nil || l.Major != 19 || l.Clang() != filepath.Join(bin, "clang-19") {
+		t.Errorf("through clang-19: %+v, %v", l, err)
 	}
 	touch(t, filepath.Join(bin, "clang-22"))
 	touch(t, filepath.Join(bin, "llc-22"))
