@@ -172,19 +172,18 @@ func (b *offloadBuild) close() {
 // of the jobs clang printed, and a run checks here that the plan's tools
 // are there.
 func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
+	// A release offcc does not plan whole: only the shapes its profile
+	// lists, checked strictly; anything else its clang runs whole and
+	// gives its own bytes.
+	var shape toolchain.Shape
 	if !b.release.Plans {
-		// Strict: offcc plans none of this release's jobs, so its clang
-		// runs the command line whole and gives its own bytes.
-		if b.opts.Verbose {
-			b.inv.profileNote(b.release, b.llvmBin)
-			if b.kind == actions.OpenMP && !b.release.StableNames {
-				fmt.Fprintf(b.inv.Stderr, "%s: note: LLVM %d names OpenMP kernels after the source files' inodes (no stable names)\n", b.inv.prog(), b.release.Major)
+		var why string
+		if shape, why = releaseShape(b.release, b.kind, b.opts); why != "" {
+			if !b.dryRun && b.inv.compileCommandsFile(b.opts) != "" {
+				b.inv.recordWithoutPlan(ctx, b.clang, b.opts, b.cache)
 			}
+			return b.wholeRelease(why)
 		}
-		if !b.dryRun && b.inv.compileCommandsFile(b.opts) != "" {
-			b.inv.recordWithoutPlan(ctx, b.clang, b.opts, b.cache)
-		}
-		return b.unplanned(&UnrecognizedError{Reason: fmt.Sprintf("offcc plans no LLVM %d jobs: clang %d runs the command line whole", b.release.Major, b.release.Major)})
 	}
 	var header []string
 	var jobs []*clangJob
@@ -197,6 +196,11 @@ func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
 	}
 	if !b.dryRun {
 		b.inv.recordCompileCommands(b.opts, jobs)
+	}
+	if shape != "" {
+		if why := releaseJobsFit(b.release, shape, b.opts, jobs); why != "" {
+			return b.wholeRelease(why)
+		}
 	}
 	plan, err := b.bind(header, jobs)
 	var ue *UnrecognizedError
@@ -245,6 +249,20 @@ func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
 		inv.stabilize(plan, opts, b.release, b.temp.path)
 	}
 	return plan, err
+}
+
+// wholeRelease is unplanned for a command line of a release offcc does
+// not plan whole (why says why its clang runs it whole), saying under -v
+// which profile is in use and, for OpenMP, that kernels keep clang's
+// names where the release cannot have stable ones.
+func (b *offloadBuild) wholeRelease(why string) (*Plan, *fallback, error) {
+	if b.opts.Verbose {
+		b.inv.profileNote(b.release, b.llvmBin)
+		if b.kind == actions.OpenMP && !b.release.StableNames && !b.opts.ClangKernelNames {
+			b.inv.inodeNamesNote(b.release)
+		}
+	}
+	return b.unplanned(&UnrecognizedError{Reason: why})
 }
 
 // unplanned returns the fallback of a command line whose plan offcc is

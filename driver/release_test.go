@@ -77,3 +77,83 @@ func TestForRelease(t *testing.T) {
 		t.Errorf("LLVM 19 reads %q (%v), 22 %q (%v)", again.ClangArgs, again.OffloadKind(), opts.ClangArgs, opts.OffloadKind())
 	}
 }
+
+// TestReleaseShapes: with a release offcc does not plan whole (LLVM 19),
+// a plain compile and an OpenMP compile (-c) to the host device are
+// planned, whose jobs must be cc1 jobs for x86_64-pc-linux-gnu and the
+// release's packager with OpenMP images of that triple; anything else is
+// clang's whole, with the reason.
+func TestReleaseShapes(t *testing.T) {
+	p19 := toolchain.ProfileOf(19)
+	t19, err := options.ForRelease(19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(line ...string) *Options {
+		o, err := ParseRelease(line, t19)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	omp := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
+	for _, c := range []struct {
+		line []string
+		want toolchain.Shape
+	}{
+		{[]string{"-c", "a.c"}, toolchain.ShapePlainCompile},
+		{append(omp, "-c", "a.c"), toolchain.ShapeOpenMPHostCompile},
+		{append(omp, "a.c"), ""},
+		{append(omp, "-S", "a.c"), ""},
+		{append(omp, "-c", "-emit-llvm", "a.c"), ""},
+		{append(omp, "-c", "-save-temps", "a.c"), ""},
+		{append(omp, "-c", "--offload-device-only", "a.c"), ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-c", "a.hip"}, ""},
+	} {
+		o := parse(c.line...)
+		got, why := releaseShape(p19, o.OffloadKind(), o)
+		if got != c.want || (got == "") != (why != "") {
+			t.Errorf("%q: shape %q (%s), want %q", c.line, got, why, c.want)
+		}
+		if got == "" && why != "offcc plans only LLVM 19's plain compiles and OpenMP compiles (-c) offloading to the host device: clang 19 runs the command line whole" {
+			t.Errorf("%q: reason %q", c.line, why)
+		}
+	}
+	if _, why := releaseShape(toolchain.ProfileOf(22), actions.HIP, parse("-x", "hip", "-c", "a.hip")); why == "" {
+		t.Errorf("a profile with no HIP shape plans HIP")
+	}
+	o := parse(append(omp, "-c", "a.c")...)
+	host := []string{"/l/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-o", "a.o", "-x", "c", "a.c"}
+	amd := []string{"/l/clang", "-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-llvm-bc", "-o", "d.bc", "-x", "c", "a.c"}
+	pack := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.o,triple=x86_64-pc-linux-gnu,arch=,kind=openmp"}
+	packAMD := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=openmp"}
+	newPack := []string{"/l/llvm-offload-binary", "-o", "p.out", "--image=file=d.o,triple=x86_64-pc-linux-gnu,arch=generic,kind=openmp"}
+	wrapper := []string{"/l/clang-linker-wrapper", "-o", "a.out", "a.o"}
+	jobs := func(argvs ...[]string) []*clangJob {
+		var out []*clangJob
+		for _, a := range argvs {
+			out = append(out, newClangJob(a))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		jobs []*clangJob
+		want string
+	}{
+		{jobs(host, pack, host), ""},
+		{jobs(host, amd), "offcc does not recognise LLVM 19's job clang in OpenMP compiles (-c) offloading to the host device (a compile for amdgcn-amd-amdhsa): clang 19 runs the command line whole"},
+		{jobs(host, packAMD), "offcc does not recognise LLVM 19's job clang-offload-packager in OpenMP compiles (-c) offloading to the host device (an image not of OpenMP for x86_64-pc-linux-gnu): clang 19 runs the command line whole"},
+		{jobs(host, newPack), "offcc does not recognise LLVM 19's job llvm-offload-binary in OpenMP compiles (-c) offloading to the host device (a tool of another shape): clang 19 runs the command line whole"},
+		{jobs(host, wrapper), "offcc does not recognise LLVM 19's job clang-linker-wrapper in OpenMP compiles (-c) offloading to the host device (a tool of another shape): clang 19 runs the command line whole"},
+	} {
+		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPHostCompile, o, c.jobs); got != c.want {
+			t.Errorf("jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
+		}
+	}
+	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(amd)); got != "" {
+		t.Errorf("a plain compile's cc1 job: %q", got)
+	}
+	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(pack)); got == "" {
+		t.Errorf("a packager in a plain compile is recognised")
+	}
+}

@@ -501,7 +501,10 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, release *toolchain.P
 	case err != nil:
 		why = fmt.Sprintf("cannot find the working directory: %v", err)
 	case !release.StableNames:
-		why = fmt.Sprintf("clang %d names kernels only after inodes (it stops with \"Unable to get unique ID\" on a source it cannot find; clang 21 and later hash the names of such files)", release.Major)
+		if opts.Verbose {
+			inv.inodeNamesNote(release)
+		}
+		return
 	default:
 		s.cwd = filepath.Clean(cwd)
 		s.options = s.semanticOptions(opts.Args)
@@ -510,6 +513,12 @@ func (inv *Invocation) stabilize(plan *Plan, opts *Options, release *toolchain.P
 	if why != "" && opts.Verbose {
 		fmt.Fprintf(inv.Stderr, "%s: note: OpenMP kernels keep clang's names (after the source files' inodes): %s\n", inv.prog(), why)
 	}
+}
+
+// inodeNamesNote says, under -v, that a release's OpenMP kernels keep
+// clang's names, as it cannot give stable ones.
+func (inv *Invocation) inodeNamesNote(release *toolchain.Profile) {
+	fmt.Fprintf(inv.Stderr, "%s: note: OpenMP kernels keep clang's names (after the source files' inodes): clang %d names kernels only after inodes (it stops with \"Unable to get unique ID\" on a source it cannot find; clang 21 and later hash the names of such files)\n", inv.prog(), release.Major)
 }
 
 // exists reports whether a file exists.

@@ -2,13 +2,14 @@ package e2e
 
 // offcc driving Debian's LLVM 19 (issue 37), against clang 19 itself (see
 // llvm19_test.go for the reference commands and the privately unpacked
-// OpenMP runtime). offcc plans none of LLVM 19's jobs yet
-// (toolchain.Profile.Plans): every command line it would plan is run by
-// clang 19's driver whole, so that its outputs are clang 19's bytes. The
-// tests check those bytes, the programs' runs, that the plan says so (one
-// fallback action and its reason), that -### is clang 19's, and that a
-// cache holding LLVM 22's results of the same command never answers LLVM
-// 19's.
+// OpenMP runtime). offcc plans only some of LLVM 19's builds
+// (toolchain.Profile.Shapes: plain compiles and OpenMP compiles to the
+// host device); every other command line it would plan is run by clang
+// 19's driver whole, so that its outputs are clang 19's bytes. The tests
+// check those bytes, the programs' runs, the jobs and their cache hits,
+// what the plan says (clang 19's tools; one fallback action and its
+// reason), and that a cache holding LLVM 22's results of the same source
+// never answers LLVM 19's.
 
 import (
 	"bytes"
@@ -23,10 +24,6 @@ import (
 
 // llvm19Dir is offcc's option that makes it drive LLVM 19.
 const llvm19Dir = "--llvm-dir=" + llvm19Bin
-
-// llvm19Whole is the reason offcc gives for running a command line of LLVM
-// 19 by its clang whole.
-const llvm19Whole = "offcc plans no LLVM 19 jobs: clang 19 runs the command line whole"
 
 // sameAsClang19 builds out (a path relative to dir) with clang 19's
 // driver ref and then with offcc under env, with the same arguments in
@@ -57,25 +54,27 @@ func sameAsClang19(t *testing.T, c compiler, ref, dir string, env []string, out 
 	return got
 }
 
-// fallbackGraph checks offcc's --print-job-graph=json of buildArgs with
-// LLVM 19: one action, clang 19's driver with the whole command line,
-// and the reason.
-func fallbackGraph(t *testing.T, c compiler, name, dir string, env []string, buildArgs []string) {
+// printGraph returns offcc's --print-job-graph=json of buildArgs with
+// LLVM 19, run as name.
+func printGraph(t *testing.T, name, dir string, env []string, buildArgs []string) jobGraph {
 	t.Helper()
 	r := cmdSpec{dir: dir, env: env, name: name, args: args(llvm19Dir, "--print-job-graph=json", buildArgs)}.mustRun(t)
-	var g struct {
-		Actions []struct {
-			Kind     string   `json:"kind"`
-			Command  []string `json:"command"`
-			Fallback string   `json:"fallback"`
-		} `json:"actions"`
-	}
+	var g jobGraph
 	if err := json.Unmarshal([]byte(r.stdout), &g); err != nil {
 		t.Fatalf("job graph: %v\n%s", err, r)
 	}
-	if len(g.Actions) != 1 || g.Actions[0].Kind != "fallback" || g.Actions[0].Fallback != llvm19Whole ||
+	return g
+}
+
+// fallbackGraph checks offcc's --print-job-graph=json of buildArgs with
+// LLVM 19: one action, clang 19's driver with the whole command line,
+// and the reason.
+func fallbackGraph(t *testing.T, name, dir string, env []string, buildArgs []string) {
+	t.Helper()
+	g := printGraph(t, name, dir, env, buildArgs)
+	if len(g.Actions) != 1 || g.Actions[0].Kind != "fallback" || !strings.HasSuffix(g.Actions[0].Fallback, ": clang 19 runs the command line whole") ||
 		len(g.Actions[0].Command) == 0 || !strings.HasPrefix(g.Actions[0].Command[0], llvm19Bin+"/clang") {
-		t.Errorf("the job graph of LLVM 19 is not clang 19's driver whole (%q):\n%s", llvm19Whole, r.stdout)
+		t.Errorf("the job graph of LLVM 19 is not clang 19's driver whole: %+v", g)
 	}
 }
 
@@ -90,11 +89,23 @@ func traceJobs(stderr string) []string {
 	return jobs
 }
 
+// jobGraph is the part of --print-job-graph=json the tests read.
+type jobGraph struct {
+	Actions []struct {
+		Kind     string   `json:"kind"`
+		Command  []string `json:"command"`
+		Fallback string   `json:"fallback"`
+	} `json:"actions"`
+}
+
 // TestLLVM19Drive: offcc with --llvm-dir of LLVM 19 gives clang 19's
 // objects byte for byte (OpenMP to the host device, HIP against Debian's
 // ROCm, CUDA with Debian's toolkit), and OpenMP programs that run as
-// clang 19's do; each command line is run by clang 19 whole, as its plan
-// and -v say.
+// clang 19's do. An OpenMP compile to the host device is planned: its
+// device compile, packager and embedding run as jobs of their own, with
+// clang 19's tools, and a second build comes from the cache; its link,
+// and HIP and CUDA compiles, are run by clang 19 whole, as their plan and
+// -v say.
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
 	t.Run("openmp", func(t *testing.T) {
@@ -105,46 +116,89 @@ func TestLLVM19Drive(t *testing.T) {
 		dir := t.TempDir()
 		_, tmp := tmpEnv(t)
 		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		src := filepath.Join(dir, "basic.c")
-		copyFile(t, srcPath(t, "basic.c"), src)
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "basic.c"))
 		compile := args(openmpHost19, "-c", "basic.c")
-		sameAsClang19(t, c, clang, dir, env, "basic.o", compile)
-		// The link, and the program's run.
-		cmdSpec{dir: dir, env: env, name: clang, args: args(openmpHost19, "basic.o", "-o", "ref")}.mustRun(t)
-		cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, openmpHost19, "basic.o", "-o", "prog")}.mustRun(t)
-		want := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "ref")}.mustRun(t)
-		got := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog")}.mustRun(t)
-		if got.stdout != want.stdout || !strings.Contains(got.stdout, "on device: yes") {
-			t.Errorf("offcc's LLVM 19 program printed %q, clang 19's %q", got.stdout, want.stdout)
+		sameAsClang19(t, c, clang, dir, traced, "basic.o", compile)
+		// Planned: the device compile, the packager and the embedding
+		// are jobs of their own; built again (to another output), every
+		// job is a hit.
+		for i, want := range []string{"cache=hit"} {
+			r := cmdSpec{dir: dir, env: traced, name: c.cc, args: args(llvm19Dir, compile, "-o", "again.o")}.mustRun(t)
+			jobs := strings.Join(traceJobs(r.stderr), "\n")
+			for _, kind := range []string{"kind=host-frontend", "kind=device-compile", "kind=package", "kind=embed", "kind=backend"} {
+				if !strings.Contains(jobs, kind) {
+					t.Errorf("build %d with LLVM 19 ran no %s job:\n%s", i+1, kind, r)
+				}
+			}
+			for _, j := range traceJobs(r.stderr) {
+				if !strings.Contains(j, want) || strings.Contains(j, "kind=fallback") {
+					t.Errorf("build %d with LLVM 19: job %q, want %s", i+1, j, want)
+				}
+			}
 		}
-		// Compile and link in one step.
-		cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, openmpHost19, "basic.c", "-o", "prog1")}.mustRun(t)
-		if got := (cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog1")}.mustRun(t)); got.stdout != want.stdout {
-			t.Errorf("offcc's one-step LLVM 19 program printed %q, clang 19's %q", got.stdout, want.stdout)
+		again, _ := os.ReadFile(filepath.Join(dir, "again.o"))
+		if ref, _ := os.ReadFile(filepath.Join(dir, "basic.o")); !bytes.Equal(again, ref) {
+			t.Errorf("the cached LLVM 19 object is not clang 19's")
 		}
-		fallbackGraph(t, c, c.cc, dir, env, args(compile, "-o", "basic.o"))
-		// -### is clang 19's: its packager, from its directory.
+		// The plan runs clang 19's own cc1 jobs.
+		g := printGraph(t, c.cc, dir, env, args(compile, "-o", "basic.o"))
+		clangs := 0
+		for _, a := range g.Actions {
+			if a.Kind == "fallback" {
+				t.Errorf("LLVM 19's OpenMP compile falls back: %s", a.Fallback)
+			}
+			if len(a.Command) > 1 && a.Command[1] == "-cc1" {
+				clangs++
+				if a.Command[0] != llvm19Bin+"/clang" {
+					t.Errorf("LLVM 19's plan runs %s", a.Command[0])
+				}
+			}
+		}
+		if clangs != 3 {
+			t.Errorf("LLVM 19's OpenMP compile plans %d clang -cc1 jobs, want 3 (host front end, device, backend)", clangs)
+		}
 		r := cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, "-###", compile, "-o", "basic.o")}.mustRun(t)
-		if !strings.Contains(r.stderr, `"`+llvm19Bin+`/clang-offload-packager"`) || strings.Contains(r.stderr, "llvm-offload-binary") {
-			t.Errorf("offcc's -### with LLVM 19 does not run clang 19's clang-offload-packager:\n%s", r)
+		if !strings.Contains(r.stderr, `"`+llvm19Bin+`/clang" "-cc1"`) || strings.Contains(r.stderr, "llvm-22") {
+			t.Errorf("offcc's -### with LLVM 19 does not run clang 19's jobs:\n%s", r)
 		}
-		// -v names the profile, the inode names and why clang runs it.
-		r = cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, "-v", compile, "-o", "basic.o")}.mustRun(t)
+		// -v names the profile and the inode names, once each.
+		r = cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, "-v", compile, "-o", "verbose.o")}.mustRun(t)
 		for _, line := range []string{
 			"offcc: note: LLVM 19 profile (" + llvm19Bin + ")\n",
-			"offcc: note: LLVM 19 names OpenMP kernels after the source files' inodes (no stable names)\n",
-			"offcc: note: handing the command line to clang: " + llvm19Whole + "\n",
+			"offcc: note: OpenMP kernels keep clang's names (after the source files' inodes): clang 19 names kernels only after inodes",
 		} {
 			if strings.Count(r.stderr, line) != 1 {
 				t.Errorf("offcc -v with LLVM 19 does not say %q once:\n%s", line, r)
 			}
 		}
-		// The job trace: one job, clang 19's driver, uncached.
-		trace := filepath.Join(dir, "trace.json")
-		r = cmdSpec{dir: dir, env: append(env, "OFFCC_TRACE=1", "OFFCC_JOB_TRACE="+trace), name: c.cc,
-			args: args(llvm19Dir, compile, "-o", "traced.o")}.mustRun(t)
-		if jobs := traceJobs(r.stderr); len(jobs) != 1 || !strings.HasPrefix(jobs[0], "job clang kind=fallback ") {
-			t.Errorf("OFFCC_TRACE with LLVM 19: not one fallback job:\n%s", r)
+		// The link is clang 19's whole (its clang-linker-wrapper), and the
+		// program runs as clang 19's.
+		cmdSpec{dir: dir, env: env, name: clang, args: args(openmpHost19, "basic.o", "-o", "ref")}.mustRun(t)
+		r = cmdSpec{dir: dir, env: traced, name: c.cc, args: args(llvm19Dir, openmpHost19, "basic.o", "-o", "prog")}.mustRun(t)
+		if jobs := traceJobs(r.stderr); len(jobs) != 0 {
+			t.Errorf("LLVM 19's link ran offcc's jobs:\n%s", r)
+		}
+		link := printGraph(t, c.cc, dir, env, args(openmpHost19, "basic.o", "-o", "prog"))
+		if len(link.Actions) != 1 || link.Actions[0].Kind != "fallback" || !strings.HasPrefix(link.Actions[0].Command[0], llvm19Bin+"/clang") ||
+			!strings.Contains(link.Actions[0].Fallback, "offcc plans only LLVM 19's plain compiles and OpenMP compiles (-c) offloading to the host device: clang 19 runs the command line whole") {
+			t.Errorf("LLVM 19's link is not clang 19's driver whole: %+v", link)
+		}
+		want := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "ref")}.mustRun(t)
+		got := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog")}.mustRun(t)
+		if got.stdout != want.stdout || !strings.Contains(got.stdout, "on device: yes") {
+			t.Errorf("offcc's LLVM 19 program printed %q, clang 19's %q", got.stdout, want.stdout)
+		}
+		// Compile and link in one step: clang 19 whole.
+		cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, openmpHost19, "basic.c", "-o", "prog1")}.mustRun(t)
+		if got := (cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog1")}.mustRun(t)); got.stdout != want.stdout {
+			t.Errorf("offcc's one-step LLVM 19 program printed %q, clang 19's %q", got.stdout, want.stdout)
+		}
+		// A device offcc does not recognise in LLVM 19 (amdgcn) is clang
+		// 19's whole.
+		amd := printGraph(t, c.cc, dir, env, args("-fopenmp", "--offload-arch=gfx906", "-nogpulib", "-c", "basic.c", "-o", "amd.o"))
+		if len(amd.Actions) != 1 || amd.Actions[0].Kind != "fallback" || !strings.Contains(amd.Actions[0].Fallback, "offcc does not recognise LLVM 19's job clang in OpenMP compiles (-c) offloading to the host device (a compile for amdgcn-amd-amdhsa)") {
+			t.Errorf("LLVM 19's OpenMP compile for gfx906 is not clang 19's whole: %+v", amd)
 		}
 	})
 	t.Run("cache", func(t *testing.T) {
@@ -155,40 +209,39 @@ func TestLLVM19Drive(t *testing.T) {
 		dir := t.TempDir()
 		_, tmp := tmpEnv(t)
 		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
 		copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "basic.c"))
-		// The same source and output compiled with LLVM 22 twice (the
-		// second from the cache), then with LLVM 19: clang 19's bytes,
-		// not 22's cached ones, and nothing of 19's is a hit.
-		compile22 := args(openmpHost, "-c", "basic.c", "-o", "basic.o")
+		// The same source compiled with LLVM 22 twice (the second from
+		// the cache), then with LLVM 19: every job a miss (the keys carry
+		// the toolchain), and clang 19's bytes, not 22's.
 		for i := 0; i < 2; i++ {
-			cmdSpec{dir: dir, env: env, name: c.cc, args: compile22}.mustRun(t)
+			cmdSpec{dir: dir, env: env, name: c.cc, args: args(openmpHost, "-c", "basic.c", "-o", "basic.o")}.mustRun(t)
 		}
 		b22, err := os.ReadFile(filepath.Join(dir, "basic.o"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		trace := append(env, "OFFCC_TRACE=1", "OFFCC_JOB_TRACE="+filepath.Join(dir, "trace.json"))
-		for i := 0; i < 2; i++ {
-			r := cmdSpec{dir: dir, env: trace, name: c.cc, args: args(llvm19Dir, openmpHost19, "-c", "basic.c", "-o", "basic.o")}.mustRun(t)
-			if jobs := traceJobs(r.stderr); len(jobs) != 1 || !strings.HasPrefix(jobs[0], "job clang kind=fallback ") || strings.Contains(jobs[0], "cache=hit") {
-				t.Errorf("LLVM 19 build %d after LLVM 22's: a cache hit, or not clang 19's driver:\n%s", i+1, r)
+		r := cmdSpec{dir: dir, env: traced, name: c.cc, args: args(llvm19Dir, openmpHost19, "-c", "basic.c", "-o", "basic.o")}.mustRun(t)
+		jobs := traceJobs(r.stderr)
+		if len(jobs) < 5 {
+			t.Errorf("LLVM 19's compile ran %d jobs:\n%s", len(jobs), r)
+		}
+		for _, j := range jobs {
+			if !strings.Contains(j, "cache=miss") {
+				t.Errorf("LLVM 19's first build after LLVM 22's: %s", j)
 			}
 		}
 		b19, err := os.ReadFile(filepath.Join(dir, "basic.o"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmdSpec{dir: dir, env: env, name: clang, args: args(openmpHost19, "-c", "basic.c", "-o", "ref.o")}.mustRun(t)
-		ref, err := os.ReadFile(filepath.Join(dir, "ref.o"))
+		cmdSpec{dir: dir, env: env, name: clang, args: args(openmpHost19, "-c", "basic.c", "-o", "basic.o")}.mustRun(t)
+		ref, err := os.ReadFile(filepath.Join(dir, "basic.o"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Equal(b19, b22) || !bytes.Equal(b19, ref) {
 			t.Errorf("LLVM 19's object after LLVM 22's in one cache: same as 22's %v, as clang 19's %v", bytes.Equal(b19, b22), bytes.Equal(b19, ref))
-		}
-		r := cmdSpec{dir: dir, env: env, name: c.cc, args: args("cache", "stats")}.mustRun(t)
-		if !strings.Contains(r.stdout, "run by clang's driver: "+llvm19Whole) {
-			t.Errorf("offcc cache stats does not count LLVM 19's builds as run by clang 19:\n%s", r)
 		}
 	})
 	t.Run("hip", func(t *testing.T) {
@@ -206,7 +259,7 @@ func TestLLVM19Drive(t *testing.T) {
 		if !bytes.Contains(obj, []byte("hipv4-amdgcn-amd-amdhsa--gfx906")) {
 			t.Errorf("offcc's LLVM 19 HIP object has no gfx906 code object")
 		}
-		fallbackGraph(t, c, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
+		fallbackGraph(t, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
 	})
 	t.Run("cuda", func(t *testing.T) {
 		t.Parallel()
@@ -218,6 +271,6 @@ func TestLLVM19Drive(t *testing.T) {
 		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
 		compile := args("-x", "cuda", "--offload-arch=sm_70", "-c", cudaToolkitSrc(t, "kernels.cu"))
 		sameAsClang19(t, c, clangXX, dir, env, "kernels.o", compile)
-		fallbackGraph(t, c, c.cxx, dir, env, args(compile, "-o", "kernels.o"))
+		fallbackGraph(t, c.cxx, dir, env, args(compile, "-o", "kernels.o"))
 	})
 }

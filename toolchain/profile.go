@@ -18,12 +18,17 @@ type Profile struct {
 	// whose profile is known but that offcc does not drive is refused by
 	// Find in one line.
 	Drives bool
-	// Plans says whether offcc plans this release's jobs (runs its
-	// device jobs in parallel and caches them). A release it drives but
-	// does not plan has every command line offcc would plan run by its
-	// clang's driver whole, which gives that clang's bytes: offcc
-	// recognises none of its job shapes yet.
+	// Plans says whether offcc plans every build of this release it
+	// plans with 22 (runs its device jobs in parallel and caches them).
+	// A release it drives but does not plan whole has only the builds
+	// Shapes lists planned; every other command line offcc would plan,
+	// and every job of another shape in those, is run by its clang's
+	// driver whole, which gives that clang's bytes.
 	Plans bool
+	// Shapes are the builds offcc plans with a release it does not plan
+	// whole (Plans false), their jobs checked one by one against what it
+	// recognises of the release.
+	Shapes []Shape
 	// DefaultDir is where Debian's packages of this release install
 	// clang and the LLVM tools.
 	DefaultDir string
@@ -48,6 +53,24 @@ type Profile struct {
 	// attribute and clang-sycl-linker.
 	SYCLBIN bool
 }
+
+// A Shape is a kind of build whose jobs offcc recognises in a release
+// it does not plan whole (Profile.Shapes).
+type Shape string
+
+const (
+	// ShapePlainCompile: a compile (-c, -S) without offloading: clang
+	// -cc1 and -cc1as jobs.
+	ShapePlainCompile Shape = "plain compiles"
+	// ShapeOpenMPHostCompile: an OpenMP compile (-c) offloading to the
+	// host device (x86_64-pc-linux-gnu) only: the host front end, the
+	// device compile and the host backend (clang -cc1 for that triple),
+	// and the packager with OpenMP images of that triple. offcc packs and
+	// embeds the device image itself, as clang's packager and backend do
+	// (the offload binary and the .llvm.offloading section are the same
+	// bytes in 19 and 22); the entries section is the backend's own.
+	ShapeOpenMPHostCompile Shape = "OpenMP compiles (-c) offloading to the host device"
+)
 
 // profiles holds one Profile per LLVM release offcc knows, newest first.
 //
@@ -111,6 +134,7 @@ var profiles = []*Profile{
 		Major:                 19,
 		Drives:                true,
 		Plans:                 false,
+		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile},
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",
 		Packager:              "clang-offload-packager",

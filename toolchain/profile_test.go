@@ -3,6 +3,7 @@ package toolchain
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,9 @@ func TestProfiles(t *testing.T) {
 	}
 	if Preferred() != p22 || !p22.Drives || !p19.Drives || !p22.Plans || p19.Plans {
 		t.Errorf("preferred %d; drives 22 %v, 19 %v; plans 22 %v, 19 %v", Preferred().Major, p22.Drives, p19.Drives, p22.Plans, p19.Plans)
+	}
+	if len(p22.Shapes) != 0 || !slices.Equal(p19.Shapes, []Shape{ShapePlainCompile, ShapeOpenMPHostCompile}) {
+		t.Errorf("shapes: 22 %q, 19 %q", p22.Shapes, p19.Shapes)
 	}
 	for _, p := range Profiles() {
 		if p.DefaultDir != "/usr/lib/llvm-"+strconv.Itoa(p.Major)+"/bin" || !strings.Contains(p.InstallHint, "clang-"+strconv.Itoa(p.Major)+" ") {

@@ -1,0 +1,94 @@
+package driver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/options"
+	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/toolchain"
+)
+
+// hostDeviceTriple is the triple of OpenMP offload to the host device.
+const hostDeviceTriple = "x86_64-pc-linux-gnu"
+
+// releaseShape returns the shape (toolchain.Shape) that a command line
+// of a release offcc does not plan whole has among those its profile
+// lists, or why it has none, which makes clang run the command line
+// whole. The jobs are checked against the shape after clang prints them
+// (releaseJobsFit).
+func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Options) (toolchain.Shape, string) {
+	var shape toolchain.Shape
+	switch {
+	case kind == actions.None:
+		shape = toolchain.ShapePlainCompile
+	case kind == actions.OpenMP && opts.CompileOnly && opts.SYCLBIN == "" && !opts.SaveTemps &&
+		!slices.ContainsFunc(opts.Args, func(a *options.Arg) bool { return otherOutputs[a.Option.ID] }):
+		shape = toolchain.ShapeOpenMPHostCompile
+	}
+	if shape == "" || !slices.Contains(release.Shapes, shape) {
+		return "", fmt.Sprintf("offcc plans only LLVM %d's %s: clang %d runs the command line whole", release.Major, shapeList(release.Shapes), release.Major)
+	}
+	return shape, ""
+}
+
+// otherOutputs are the options that make an OpenMP compile write
+// something other than a host object with its device image embedded.
+var otherOutputs = map[string]bool{"S": true, "emit_llvm": true, "fsyntax_only": true, "offload_device_only": true, "offload_host_only": true}
+
+// shapeList names shapes as a sentence does: "a", "a and b", "a, b and c".
+func shapeList(shapes []toolchain.Shape) string {
+	names := make([]string, len(shapes))
+	for i, s := range shapes {
+		names[i] = string(s)
+	}
+	switch len(names) {
+	case 0:
+		return "nothing"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// releaseJobsFit returns why a job clang printed for a command line of
+// shape is not one offcc recognises in the release, or "": strict, so
+// that what offcc does not positively know is clang's to run whole.
+func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Options, jobs []*clangJob) string {
+	unknown := func(j *clangJob, why string) string {
+		return fmt.Sprintf("offcc does not recognise LLVM %d's job %s in %s (%s): clang %d runs the command line whole", release.Major, j.tool, shape, why, release.Major)
+	}
+	for _, j := range jobs {
+		switch {
+		case j.isCC1() && shape == toolchain.ShapeOpenMPHostCompile:
+			c, err := parseCC1(opts.tables(), j.argv)
+			if err != nil {
+				return unknown(j, err.Error())
+			}
+			if c.triple != hostDeviceTriple {
+				return unknown(j, "a compile for "+c.triple)
+			}
+		case j.isCC1() || j.isCC1as():
+			// A plain compile's jobs are clang's own, run as printed.
+		case shape == toolchain.ShapeOpenMPHostCompile && j.tool == release.Packager:
+			for _, a := range j.argv[1:] {
+				spec, ok := strings.CutPrefix(a, "--image=")
+				if !ok {
+					continue
+				}
+				_, kind, strs, err := packager.ParseImageSpec(spec)
+				if err != nil {
+					return unknown(j, err.Error())
+				}
+				if kind != "openmp" || !slices.Contains(strs, packager.KeyValue{Key: "triple", Value: hostDeviceTriple}) {
+					return unknown(j, "an image not of OpenMP for "+hostDeviceTriple)
+				}
+			}
+		default:
+			return unknown(j, "a tool of another shape")
+		}
+	}
+	return ""
+}
