@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 
@@ -105,7 +106,16 @@ func (b *offloadBuild) newExecEnv(plan *Plan) (_ *execEnv, err error) {
 		env.options.Observer = env.progress
 	}
 	env.shell = actions.NewShell(shopt)
-	if url := inv.remoteExecURL(opts); url != "" && inv.Services != nil && inv.Services.Remote != nil {
+	url := inv.remoteExecURL(opts)
+	if url != "" && !b.release.Plans {
+		// The farm reads the jobs it runs with LLVM 22's option tables;
+		// a release offcc plans only in part keeps its jobs here.
+		if opts.Verbose {
+			fmt.Fprintf(inv.Stderr, "%s: note: LLVM %d's jobs run here, not on the build farm (offcc plans LLVM %d only in part)\n", inv.prog(), b.release.Major, b.release.Major)
+		}
+		url = ""
+	}
+	if url != "" && inv.Services != nil && inv.Services.Remote != nil {
 		req := RemoteRequest{URL: url, Clang: b.clang, TempDir: tempDir, Shell: env.shell}
 		if gov != nil {
 			req.Peaks = gov
