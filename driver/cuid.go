@@ -3,6 +3,8 @@ package driver
 import (
 	"crypto/md5"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -59,7 +61,16 @@ import (
 // clang hashes too. random reports -fuse-cuid=random: any ID clang's
 // driver prints is as good as another.
 func cuidOfArgs(input string, args []*options.Arg) (id string, random bool) {
-	cl, ok := readCUIDArgs(args)
+	return cuidOfRelease(22, input, args)
+}
+
+// cuidOfRelease is cuidOfArgs for the clang of LLVM release major. LLVM
+// 19's driver (Driver.cpp, OffloadingActionBuilder) hashes the real path
+// of the input (llvm::sys::fs::real_path, ~ expanded) and the arguments
+// as the command line has them: no --offload-arch= is erased nor
+// -Xarch_ synthesized; -dumpdir is appended as in 22.
+func cuidOfRelease(major int, input string, args []*options.Arg) (id string, random bool) {
+	cl, ok := readCUIDArgs(args, major >= 20)
 	if !ok || !slices.Contains(cl.inputs, input) {
 		return "", false
 	}
@@ -71,7 +82,32 @@ func cuidOfArgs(input string, args []*options.Arg) (id string, random bool) {
 	case cl.method != "" && cl.method != "hash":
 		return "", false
 	}
-	return strconv.FormatUint(md5Low(input, cl.hashed()), 16), false
+	first := input
+	if major < 20 {
+		real, err := realPath(input)
+		if err != nil {
+			return "", false
+		}
+		first = real
+	}
+	return strconv.FormatUint(md5Low(first, cl.hashed()), 16), false
+}
+
+// realPath is llvm::sys::fs::real_path with expand_tilde: the absolute
+// path with symbolic links resolved, a leading ~ the home directory.
+func realPath(p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(home, p[1:])
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 // md5Low returns llvm::MD5Result::low() of the MD5 of first followed by rest:
@@ -125,7 +161,10 @@ var cuidDriverModes = map[string]bool{"gcc": true, "g++": true}
 // readCUIDArgs reads a parsed driver command line as clang's derived
 // argument list has it. ok is false where clang fails or offcc cannot
 // know the argument list clang builds.
-func readCUIDArgs(args []*options.Arg) (cl cuidCommandLine, ok bool) {
+//
+// inferArchs says that the driver replaces --offload-arch= by synthesized
+// -Xarch_ arguments (LLVM 20 and later; 19 hashes them as given).
+func readCUIDArgs(args []*options.Arg, inferArchs bool) (cl cuidCommandLine, ok bool) {
 	cl.archs = map[string]bool{}
 	cl.link = true
 	noStdLib := false
@@ -161,6 +200,14 @@ func readCUIDArgs(args []*options.Arg) (cl cuidCommandLine, ok bool) {
 				return cl, false
 			}
 		case "offload_arch_EQ":
+			if !inferArchs {
+				for _, arch := range strings.Split(a.Value(), ",") {
+					if offloadTripleArch(arch) == "" {
+						return cl, false // native, empty or unknown
+					}
+				}
+				break
+			}
 			for _, arch := range a.Values {
 				if offloadTripleArch(arch) == "" {
 					return cl, false // native, empty or unknown
@@ -169,6 +216,9 @@ func readCUIDArgs(args []*options.Arg) (cl cuidCommandLine, ok bool) {
 			}
 			continue // erased from the hashed list
 		case "no_offload_arch_EQ":
+			if !inferArchs {
+				break
+			}
 			// It removes archs named before it (a later --offload-arch=
 			// adds them back); "all" is not modelled.
 			for _, arch := range a.Values {

@@ -225,7 +225,7 @@ func TestCUIDRendering(t *testing.T) {
 	}
 	for _, tt := range tests {
 		parsed, err := options.ClangDriver().Parse(tt.args)
-		cl, ok := readCUIDArgs(parsed)
+		cl, ok := readCUIDArgs(parsed, true)
 		ok = ok && err == nil
 		var got []string
 		if ok {

@@ -259,7 +259,8 @@ func (inv *Invocation) cuidOf(opts *Options, header []string) func(string) (stri
 			args = append(args, a)
 		}
 	}
-	return func(input string) (string, bool) { return cuidOfArgs(input, args) }
+	major := opts.tables().Major
+	return func(input string) (string, bool) { return cuidOfRelease(major, input, args) }
 }
 
 // configFileArgs reads a clang configuration file's arguments (with the

@@ -109,7 +109,11 @@ func (inv *Invocation) newOffloadBuild(llvm *toolchain.LLVM, opts *Options, kind
 		root:   inv.tempRoot(),
 	}
 	if !b.dryRun {
-		if b.plans = newPlanCache(c, inv.getenv); b.plans != nil {
+		// A release offcc plans only in part reads its plans fresh from
+		// clang (releaseJobsFit checks what clang printed).
+		if b.plans = newPlanCache(c, inv.getenv); b.plans != nil && !llvm.Profile.Plans {
+			b.plans = nil
+		} else if b.plans != nil {
 			b.plans.tables = opts.tables()
 		}
 	}
@@ -198,7 +202,7 @@ func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
 		b.inv.recordCompileCommands(b.opts, jobs)
 	}
 	if shape != "" {
-		if why := releaseJobsFit(b.release, shape, b.opts, jobs); why != "" {
+		if why := releaseJobsFit(b.release, shape, b.opts, jobs, b.printedCUID(header)); why != "" {
 			return b.wholeRelease(why)
 		}
 	}
@@ -249,6 +253,21 @@ func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
 		inv.stabilize(plan, opts, b.release, b.temp.path)
 	}
 	return plan, err
+}
+
+// printedCUID returns offcc's model of the compile unit IDs clang gives
+// sources for the command line clang printed its jobs for (the build's,
+// maybe with -fcolor-diagnostics in front, see withColor, and -###), or
+// nil when it cannot be parsed: the IDs clang printed must be the
+// model's for offcc to trust the model with the user's command line.
+func (b *offloadBuild) printedCUID(header []string) func(string) (string, bool) {
+	parsed, err := b.opts.tables().ClangDriver().Parse(hashHashHashArgs(b.inv.withColor(b.clangArgs)))
+	if err != nil {
+		return nil
+	}
+	printed := *b.opts
+	printed.Args = parsed
+	return b.inv.cuidOf(&printed, header)
 }
 
 // wholeRelease is unplanned for a command line of a release offcc does

@@ -21,12 +21,15 @@ const hostDeviceTriple = "x86_64-pc-linux-gnu"
 // (releaseJobsFit).
 func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Options) (toolchain.Shape, string) {
 	var shape toolchain.Shape
+	object := opts.CompileOnly && opts.SYCLBIN == "" && !opts.SaveTemps &&
+		!slices.ContainsFunc(opts.Args, func(a *options.Arg) bool { return otherOutputs[a.Option.ID] })
 	switch {
 	case kind == actions.None:
 		shape = toolchain.ShapePlainCompile
-	case kind == actions.OpenMP && opts.CompileOnly && opts.SYCLBIN == "" && !opts.SaveTemps &&
-		!slices.ContainsFunc(opts.Args, func(a *options.Arg) bool { return otherOutputs[a.Option.ID] }):
+	case kind == actions.OpenMP && object:
 		shape = toolchain.ShapeOpenMPHostCompile
+	case kind == actions.CUDA && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
+		shape = toolchain.ShapeCUDACompile
 	}
 	if shape == "" || !slices.Contains(release.Shapes, shape) {
 		return "", fmt.Sprintf("offcc plans only LLVM %d's %s: clang %d runs the command line whole", release.Major, shapeList(release.Shapes), release.Major)
@@ -55,8 +58,10 @@ func shapeList(shapes []toolchain.Shape) string {
 
 // releaseJobsFit returns why a job clang printed for a command line of
 // shape is not one offcc recognises in the release, or "": strict, so
-// that what offcc does not positively know is clang's to run whole.
-func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Options, jobs []*clangJob) string {
+// that what offcc does not positively know is clang's to run whole. cuid
+// gives the compile unit ID offcc's model of clang gives a CUDA source
+// (see planEnv.cuid; nil: none).
+func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Options, jobs []*clangJob, cuid func(string) (string, bool)) string {
 	unknown := func(j *clangJob, why string) string {
 		return fmt.Sprintf("offcc does not recognise LLVM %d's job %s in %s (%s): clang %d runs the command line whole", release.Major, j.tool, shape, why, release.Major)
 	}
@@ -70,6 +75,30 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 			if c.triple != hostDeviceTriple {
 				return unknown(j, "a compile for "+c.triple)
 			}
+		case j.isCC1() && shape == toolchain.ShapeCUDACompile:
+			c, err := parseCC1(opts.tables(), j.argv)
+			if err != nil {
+				return unknown(j, err.Error())
+			}
+			if c.triple != hostDeviceTriple && c.triple != "nvptx64-nvidia-cuda" {
+				return unknown(j, "a compile for "+c.triple)
+			}
+			for _, a := range j.argv {
+				printed, ok := strings.CutPrefix(a, "-cuid=")
+				if !ok {
+					continue
+				}
+				id, keep := "", false
+				if cuid != nil {
+					id, keep = cuid(c.input)
+				}
+				if !keep && id != printed {
+					return unknown(j, "its compile unit ID is not the one offcc's model gives "+c.input)
+				}
+			}
+		case j.isCC1as() && shape == toolchain.ShapeCUDACompile:
+			return unknown(j, "an assembler job")
+		case shape == toolchain.ShapeCUDACompile && (j.tool == "ptxas" || j.tool == "fatbinary"):
 		case j.isCC1() || j.isCC1as():
 			// A plain compile's jobs are clang's own, run as printed.
 		case shape == toolchain.ShapeOpenMPHostCompile && j.tool == release.Packager:

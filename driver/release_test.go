@@ -2,7 +2,10 @@ package driver
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/offcc/offcc/actions"
@@ -109,13 +112,17 @@ func TestReleaseShapes(t *testing.T) {
 		{append(omp, "-c", "-save-temps", "a.c"), ""},
 		{append(omp, "-c", "--offload-device-only", "a.c"), ""},
 		{[]string{"-x", "hip", "--offload-arch=gfx906", "-c", "a.hip"}, ""},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-c", "a.cu"}, toolchain.ShapeCUDACompile},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "-c", "a.cu"}, ""},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "--offload-new-driver", "-c", "a.cu"}, ""},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "a.cu"}, ""},
 	} {
 		o := parse(c.line...)
 		got, why := releaseShape(p19, o.OffloadKind(), o)
 		if got != c.want || (got == "") != (why != "") {
 			t.Errorf("%q: shape %q (%s), want %q", c.line, got, why, c.want)
 		}
-		if got == "" && why != "offcc plans only LLVM 19's plain compiles and OpenMP compiles (-c) offloading to the host device: clang 19 runs the command line whole" {
+		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device and CUDA compiles (-c): clang 19 runs the command line whole" {
 			t.Errorf("%q: reason %q", c.line, why)
 		}
 	}
@@ -146,14 +153,62 @@ func TestReleaseShapes(t *testing.T) {
 		{jobs(host, newPack), "offcc does not recognise LLVM 19's job llvm-offload-binary in OpenMP compiles (-c) offloading to the host device (a tool of another shape): clang 19 runs the command line whole"},
 		{jobs(host, wrapper), "offcc does not recognise LLVM 19's job clang-linker-wrapper in OpenMP compiles (-c) offloading to the host device (a tool of another shape): clang 19 runs the command line whole"},
 	} {
-		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPHostCompile, o, c.jobs); got != c.want {
+		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPHostCompile, o, c.jobs, nil); got != c.want {
 			t.Errorf("jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
 		}
 	}
-	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(amd)); got != "" {
+	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(amd), nil); got != "" {
 		t.Errorf("a plain compile's cc1 job: %q", got)
 	}
-	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(pack)); got == "" {
+	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(pack), nil); got == "" {
 		t.Errorf("a packager in a plain compile is recognised")
+	}
+}
+
+// TestCUIDRelease19: LLVM 19's driver hashes --offload-arch= as given (no
+// -Xarch_ synthesized) after the input's real path. The vector is clang
+// 19.1.7's: `clang++-19 -### -x cuda --offload-arch=sm_70 -c s.cu` in
+// /tmp/d19 printed -cuid=eea6a79a91c8dba1.
+func TestCUIDRelease19(t *testing.T) {
+	t19, err := options.ForRelease(19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := t19.ClangDriver().Parse([]string{"--driver-mode=g++", "-###", "-x", "cuda", "--offload-arch=sm_70", "-c", "s.cu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, ok := readCUIDArgs(parsed, false)
+	want := []string{"--driver-mode=g++", "-###", "-x cuda", "--offload-arch=sm_70", "-c"}
+	if !ok || !slices.Equal(cl.hashed(), want) {
+		t.Fatalf("LLVM 19 hashes %q (%v), want %q", cl.hashed(), ok, want)
+	}
+	if got := strconv.FormatUint(md5Low("/tmp/d19/s.cu", cl.hashed()), 16); got != "eea6a79a91c8dba1" {
+		t.Errorf("CUID %s, clang 19's eea6a79a91c8dba1", got)
+	}
+	// The ID of a file is that of its real path.
+	dir := t.TempDir()
+	src := filepath.Join(dir, "k.cu")
+	if err := os.WriteFile(src, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.cu")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(in string) []*options.Arg {
+		p, err := t19.ClangDriver().Parse([]string{"-x", "cuda", "--offload-arch=sm_70,sm_80", "-c", in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, _ := cuidOfRelease(19, src, parse(src))
+	b, _ := cuidOfRelease(19, link, parse(link))
+	if a == "" || a != b {
+		t.Errorf("LLVM 19's CUIDs of a file and a link to it: %q, %q", a, b)
+	}
+	if c, _ := cuidOfRelease(22, link, parse(link)); c == b {
+		t.Errorf("LLVM 22's CUID is 19's")
 	}
 }

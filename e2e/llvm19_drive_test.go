@@ -3,8 +3,8 @@ package e2e
 // offcc driving Debian's LLVM 19 (issue 37), against clang 19 itself (see
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
-// (toolchain.Profile.Shapes: plain compiles and OpenMP compiles to the
-// host device); every other command line it would plan is run by clang
+// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
+// device and CUDA compiles); every other command line it would plan is run by clang
 // 19's driver whole, so that its outputs are clang 19's bytes. The tests
 // check those bytes, the programs' runs, the jobs and their cache hits,
 // what the plan says (clang 19's tools; one fallback action and its
@@ -101,11 +101,11 @@ type jobGraph struct {
 // TestLLVM19Drive: offcc with --llvm-dir of LLVM 19 gives clang 19's
 // objects byte for byte (OpenMP to the host device, HIP against Debian's
 // ROCm, CUDA with Debian's toolkit), and OpenMP programs that run as
-// clang 19's do. An OpenMP compile to the host device is planned: its
-// device compile, packager and embedding run as jobs of their own, with
-// clang 19's tools, and a second build comes from the cache; its link,
-// and HIP and CUDA compiles, are run by clang 19 whole, as their plan and
-// -v say.
+// clang 19's do. OpenMP compiles to the host device and CUDA compiles
+// are planned: their device jobs run as jobs of their own, with clang
+// 19's tools, and a second build comes from the cache; OpenMP links, HIP
+// compiles and CUDA -fgpu-rdc are run by clang 19 whole, as their plan
+// and -v say.
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
 	t.Run("openmp", func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestLLVM19Drive(t *testing.T) {
 		}
 		link := printGraph(t, c.cc, dir, env, args(openmpHost19, "basic.o", "-o", "prog"))
 		if len(link.Actions) != 1 || link.Actions[0].Kind != "fallback" || !strings.HasPrefix(link.Actions[0].Command[0], llvm19Bin+"/clang") ||
-			!strings.Contains(link.Actions[0].Fallback, "offcc plans only LLVM 19's plain compiles and OpenMP compiles (-c) offloading to the host device: clang 19 runs the command line whole") {
+			!strings.Contains(link.Actions[0].Fallback, "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device and CUDA compiles (-c): clang 19 runs the command line whole") {
 			t.Errorf("LLVM 19's link is not clang 19's driver whole: %+v", link)
 		}
 		want := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "ref")}.mustRun(t)
@@ -269,8 +269,37 @@ func TestLLVM19Drive(t *testing.T) {
 		dir := t.TempDir()
 		_, tmp := tmpEnv(t)
 		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		compile := args("-x", "cuda", "--offload-arch=sm_70", "-c", cudaToolkitSrc(t, "kernels.cu"))
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		// Two GPUs: 19's fatbinary embeds each one's cubin and PTX.
+		compile := args("-x", "cuda", "--offload-arch=sm_70", "--offload-arch=sm_80", "-c", cudaToolkitSrc(t, "kernels.cu"))
 		sameAsClang19(t, c, clangXX, dir, env, "kernels.o", compile)
-		fallbackGraph(t, c.cxx, dir, env, args(compile, "-o", "kernels.o"))
+		// Planned: a device compile and ptxas per GPU, then fatbinary,
+		// each a job of its own; built again, every job is a hit.
+		for i, want := range []string{"cache=hit"} {
+			r := cmdSpec{dir: dir, env: traced, name: c.cxx, args: args(llvm19Dir, compile, "-o", "kernels.o")}.mustRun(t)
+			jobs := traceJobs(r.stderr)
+			all := strings.Join(jobs, "\n")
+			if strings.Count(all, "kind=device-compile") != 2 || strings.Count(all, "kind=device-assemble") != 2 || !strings.Contains(all, "kind=fatbinary") {
+				t.Errorf("build %d of CUDA with LLVM 19 did not run each GPU's jobs:\n%s", i+2, r)
+			}
+			for _, j := range jobs {
+				// (The embedding into the host object is not cached.)
+				if strings.Contains(j, " cache=") && !strings.Contains(j, want) {
+					t.Errorf("build %d of CUDA with LLVM 19: job %q, want %s", i+2, j, want)
+				}
+			}
+		}
+		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "kernels.o"))
+		for _, a := range g.Actions {
+			if a.Kind == "fallback" {
+				t.Errorf("LLVM 19's CUDA compile falls back: %s", a.Fallback)
+			}
+			if len(a.Command) > 1 && a.Command[1] == "-cc1" && a.Command[0] != llvm19Bin+"/clang" {
+				t.Errorf("LLVM 19's CUDA plan runs %s", a.Command[0])
+			}
+		}
+		// -fgpu-rdc (fatbinary and the host linker in 19) is clang 19's
+		// whole.
+		fallbackGraph(t, c.cxx, dir, env, args(compile, "-fgpu-rdc", "-o", "kernels.o"))
 	})
 }

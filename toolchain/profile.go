@@ -70,6 +70,14 @@ const (
 	// (the offload binary and the .llvm.offloading section are the same
 	// bytes in 19 and 22); the entries section is the backend's own.
 	ShapeOpenMPHostCompile Shape = "OpenMP compiles (-c) offloading to the host device"
+	// ShapeCUDACompile: a CUDA compile (-c) without -fgpu-rdc or
+	// --offload-new-driver: clang -cc1 for the host (x86_64-pc-linux-gnu)
+	// and nvptx64-nvidia-cuda, ptxas and fatbinary (NVIDIA's, run with
+	// clang's arguments); offcc puts the fat binary into the host object
+	// itself, as the host compile does. Each compile's CUID (-cuid=) must
+	// be the one offcc's model of clang's gives the source, as the plan
+	// is read fresh from clang's -### (no plan cache).
+	ShapeCUDACompile Shape = "CUDA compiles (-c)"
 )
 
 // profiles holds one Profile per LLVM release offcc knows, newest first.
@@ -134,7 +142,7 @@ var profiles = []*Profile{
 		Major:                 19,
 		Drives:                true,
 		Plans:                 false,
-		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile},
+		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeCUDACompile},
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",
 		Packager:              "clang-offload-packager",
