@@ -126,6 +126,15 @@ const (
 // llvm-offload-binary, llvm-offload-wrapper, offload-arch or
 // clang-sycl-linker; its clang has no -fsycl-device-only and ignores
 // sycl_kernel_entry_point.
+//
+// offcc drives LLVM 19 but plans it only in part (Plans false): plain
+// compiles, OpenMP compiles (-c) to the host device and CUDA compiles
+// (-c, without -fgpu-rdc or the new driver), whose jobs the driver checks
+// one by one; everything else (OpenMP links and GPU targets, HIP, CUDA
+// -fgpu-rdc and links) clang 19 runs whole. Its objects are clang 19's
+// byte for byte either way (e2e TestLLVM19Drive). Its jobs stay off the
+// build farm and the plan cache, and its OpenMP kernels keep inode names
+// (StableNames false); -fsyclbin is refused (SYCLBIN false).
 var profiles = []*Profile{
 	{
 		Major:                 22,
