@@ -166,7 +166,7 @@ func TestBinaryAndListMatchTool(t *testing.T) {
 	sets := 0
 	for sets < 30 {
 		targets := randomTargetSet(r, 2+r.Intn(30))
-		if _, _, _, err := checkTargets(targets, false); err != nil {
+		if _, _, _, err := checkTargets(targets, false, false); err != nil {
 			continue // conflicting target IDs
 		}
 		sets++

@@ -132,3 +132,45 @@ func Compatible(code, tgt ID, hipOpenMP bool) bool {
 	}
 	return true
 }
+
+// ParseID19 parses a -targets element as LLVM 19's clang-offload-bundler
+// does (OffloadTargetInfo of 19.1): the part before the first ':' split at
+// its last '-'; when what follows is a known OffloadArch it starts the
+// target ID (features included), else there is none. The kind is what
+// precedes the first '-' and the triple the rest, its four components
+// (arch, vendor, OS, environment: empty where missing, the environment
+// everything after the third '-') joined by '-' without normalising them:
+// "host-x86_64-unknown-linux" has triple "x86_64-unknown-linux-" and is
+// stored as "host-x86_64-unknown-linux--". The kind must be one of host,
+// openmp, hip or hipv4 and the architecture one LLVM knows; errors carry
+// clang 19's message text.
+func ParseID19(s string) (ID, error) {
+	features, _, _ := strings.Cut(s, ":")
+	var id ID
+	kindTriple := features
+	if i := strings.LastIndexByte(features, '-'); i >= 0 && target.IsOffloadArch(features[i+1:]) {
+		kindTriple = features[:i]
+		id.TargetID = s[strings.Index(s, features[i+1:]):]
+	}
+	kind, triple, _ := strings.Cut(kindTriple, "-")
+	id.Kind = kind
+	var c [4]string
+	rest := triple
+	for i := range 3 {
+		c[i], rest, _ = strings.Cut(rest, "-")
+	}
+	c[3] = rest
+	id.Triple = strings.Join(c[:], "-")
+	kindOK, tripleOK := validKind(id.Kind), target.KnownArch(c[0])
+	if !kindOK || !tripleOK {
+		msg := fmt.Sprintf("invalid target '%s'", s)
+		if !kindOK {
+			msg += fmt.Sprintf(", unknown offloading kind '%s'", id.Kind)
+		}
+		if !tripleOK {
+			msg += fmt.Sprintf(", unknown target triple '%s'", id.Triple)
+		}
+		return ID{}, fmt.Errorf("%s", msg)
+	}
+	return id, nil
+}

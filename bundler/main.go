@@ -26,6 +26,7 @@ type config struct {
 	unbundle, list, allowMissing, checkAr   bool
 	hipOpenMP, compress, verbose, printCmds bool
 	help, version                           bool
+	llvm19                                  bool // LLVM 19's -targets (MainRelease)
 	align                                   uint64
 	level                                   int
 	levelSet                                bool
@@ -46,6 +47,14 @@ func errorf(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // on error after printing "<prog>: error: <msg>". Output files are written
 // atomically: on error none is left behind, complete or partial.
 func Main(prog string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return MainRelease(22, prog, args, getenv, stdout, stderr)
+}
+
+// MainRelease is Main as the clang-offload-bundler of LLVM release major
+// (19 or 22) runs: 19 reads -targets as ParseID19 does and stores its
+// IDs ("host-x86_64-unknown-linux--"), 22 as ParseID does; the rest is
+// the same in both.
+func MainRelease(major int, prog string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -57,12 +66,17 @@ func Main(prog string, args []string, getenv func(string) string, stdout, stderr
 	if err != nil {
 		return fail(err)
 	}
+	c.llvm19 = major == 19
 	if c.help {
 		io.WriteString(stdout, helpText)
 		return 0
 	}
 	if c.version {
-		fmt.Fprintf(stdout, "offcc clang-offload-bundler, compatible with clang-offload-bundler version 22.1.8\n")
+		version := "22.1.8"
+		if c.llvm19 {
+			version = "19.1.7"
+		}
+		fmt.Fprintf(stdout, "offcc clang-offload-bundler, compatible with clang-offload-bundler version %s\n", version)
 		return 0
 	}
 	warn := func(format string, args ...any) {
@@ -298,7 +312,7 @@ func run(c *config, stdout, stderr io.Writer, warn func(string, ...any)) error {
 			return errorf("number of input files and targets should match in bundling mode")
 		}
 	}
-	ids, hostIndex, hipOnly, err := checkTargets(c.targets, c.unbundle)
+	ids, hostIndex, hipOnly, err := checkTargets(c.targets, c.unbundle, c.llvm19)
 	if err != nil {
 		return err
 	}
@@ -318,10 +332,10 @@ func run(c *config, stdout, stderr io.Writer, warn func(string, ...any)) error {
 	return out.commit()
 }
 
-// checkTargets validates -targets as clang-offload-bundler does and returns
-// the stored IDs, the index of the host target (-1: none) and whether all
-// targets are HIP.
-func checkTargets(targets []string, unbundle bool) (ids []string, hostIndex int, hipOnly bool, err error) {
+// checkTargets validates -targets as clang-offload-bundler (LLVM 19's
+// when llvm19) does and returns the stored IDs, the index of the host
+// target (-1: none) and whether all targets are HIP.
+func checkTargets(targets []string, unbundle, llvm19 bool) (ids []string, hostIndex int, hipOnly bool, err error) {
 	hostIndex, hipOnly = -1, true
 	seen := map[string]bool{}
 	byTriple := map[string][]string{}
@@ -332,14 +346,22 @@ func checkTargets(targets []string, unbundle bool) (ids []string, hostIndex int,
 			return nil, 0, false, errorf("Duplicate targets are not allowed")
 		}
 		seen[t] = true
-		id, err := ParseID(t)
+		parse := ParseID
+		if llvm19 {
+			parse = ParseID19
+		}
+		id, err := parse(t)
 		if err != nil {
 			return nil, 0, false, err
 		}
 		ids = append(ids, id.String())
-		// clang keys on the kind and the triple as written (not normalised).
-		parts, _ := splitID(t)
-		key := parts[0] + "-" + strings.Join(parts[1:5], "-")
+		// clang 22 keys on the kind and the triple as written (not
+		// normalised), 19 on the kind and its triple.
+		key := id.Kind + "-" + id.Triple
+		if !llvm19 {
+			parts, _ := splitID(t)
+			key = parts[0] + "-" + strings.Join(parts[1:5], "-")
+		}
 		if _, ok := byTriple[key]; !ok {
 			keys = append(keys, key)
 		}
