@@ -30,6 +30,8 @@ func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Op
 		shape = toolchain.ShapeOpenMPHostCompile
 	case kind == actions.CUDA && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
 		shape = toolchain.ShapeCUDACompile
+	case kind == actions.HIP && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
+		shape = toolchain.ShapeHIPCompile
 	}
 	if shape == "" || !slices.Contains(release.Shapes, shape) {
 		return "", fmt.Sprintf("offcc plans only LLVM %d's %s: clang %d runs the command line whole", release.Major, shapeList(release.Shapes), release.Major)
@@ -75,12 +77,16 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 			if c.triple != hostDeviceTriple {
 				return unknown(j, "a compile for "+c.triple)
 			}
-		case j.isCC1() && shape == toolchain.ShapeCUDACompile:
+		case j.isCC1() && (shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeHIPCompile):
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
 			}
-			if c.triple != hostDeviceTriple && c.triple != "nvptx64-nvidia-cuda" {
+			device := "nvptx64-nvidia-cuda"
+			if shape == toolchain.ShapeHIPCompile {
+				device = "amdgcn-amd-amdhsa"
+			}
+			if c.triple != hostDeviceTriple && c.triple != device {
 				return unknown(j, "a compile for "+c.triple)
 			}
 			for _, a := range j.argv {
@@ -96,9 +102,16 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 					return unknown(j, "its compile unit ID is not the one offcc's model gives "+c.input)
 				}
 			}
-		case j.isCC1as() && shape == toolchain.ShapeCUDACompile:
+		case j.isCC1as() && (shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeHIPCompile):
 			return unknown(j, "an assembler job")
 		case shape == toolchain.ShapeCUDACompile && (j.tool == "ptxas" || j.tool == "fatbinary"):
+		case shape == toolchain.ShapeHIPCompile && j.tool == "lld":
+			// The device link of one GPU, run as printed (bindDeviceLink
+			// reads its arguments with the release's lld table).
+		case shape == toolchain.ShapeHIPCompile && j.tool == "clang-offload-bundler":
+			if why := hipBundleFit(release, j.argv[1:]); why != "" {
+				return unknown(j, why)
+			}
 		case j.isCC1() || j.isCC1as():
 			// A plain compile's jobs are clang's own, run as printed.
 		case shape == toolchain.ShapeOpenMPHostCompile && j.tool == release.Packager:
@@ -117,6 +130,50 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 			}
 		default:
 			return unknown(j, "a tool of another shape")
+		}
+	}
+	return ""
+}
+
+// hipBundleFit returns why the arguments of a HIP compile's
+// clang-offload-bundler job are not the fat binary offcc's bundler writes
+// as the release's does, or "": -type=o, -bundle-align=4096, an empty
+// host entry first (-input=/dev/null) and one GPU image per device target,
+// each target the release's own form (LLVM 19: host-x86_64-unknown-linux
+// and hipv4-amdgcn-amd-amdhsa--<processor>, see bundler.ParseID19).
+func hipBundleFit(release *toolchain.Profile, args []string) string {
+	var targets, inputs []string
+	typ, align, outputs := "", "", 0
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "-type="):
+			typ = strings.TrimPrefix(a, "-type=")
+		case strings.HasPrefix(a, "-bundle-align="):
+			align = strings.TrimPrefix(a, "-bundle-align=")
+		case strings.HasPrefix(a, "-targets="):
+			targets = append(targets, strings.Split(strings.TrimPrefix(a, "-targets="), ",")...)
+		case strings.HasPrefix(a, "-input="):
+			inputs = append(inputs, strings.TrimPrefix(a, "-input="))
+		case strings.HasPrefix(a, "-output="):
+			outputs++
+		default:
+			return "the bundler argument " + a
+		}
+	}
+	if typ != "o" || align != "4096" || outputs != 1 || len(targets) < 2 || len(inputs) != len(targets) {
+		return "a bundle other than a HIP fat binary"
+	}
+	host := "host-x86_64-unknown-linux"
+	if release.Major != 19 {
+		host += "-gnu"
+	}
+	if targets[0] != host || inputs[0] != "/dev/null" {
+		return "a fat binary whose first entry is not the empty " + host
+	}
+	for _, t := range targets[1:] {
+		gpu, ok := strings.CutPrefix(t, "hipv4-amdgcn-amd-amdhsa--")
+		if !ok || gpu == "" || strings.Contains(gpu, "-") {
+			return "the bundle target " + t
 		}
 	}
 	return ""

@@ -111,7 +111,12 @@ func TestReleaseShapes(t *testing.T) {
 		{append(omp, "-c", "-emit-llvm", "a.c"), ""},
 		{append(omp, "-c", "-save-temps", "a.c"), ""},
 		{append(omp, "-c", "--offload-device-only", "a.c"), ""},
-		{[]string{"-x", "hip", "--offload-arch=gfx906", "-c", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-c", "a.hip"}, toolchain.ShapeHIPCompile},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-fgpu-rdc", "-c", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "--offload-new-driver", "-c", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-S", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "--offload-device-only", "-c", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "a.hip"}, ""},
 		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-c", "a.cu"}, toolchain.ShapeCUDACompile},
 		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "-c", "a.cu"}, ""},
 		{[]string{"-x", "cuda", "--offload-arch=sm_70", "--offload-new-driver", "-c", "a.cu"}, ""},
@@ -122,7 +127,7 @@ func TestReleaseShapes(t *testing.T) {
 		if got != c.want || (got == "") != (why != "") {
 			t.Errorf("%q: shape %q (%s), want %q", c.line, got, why, c.want)
 		}
-		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device and CUDA compiles (-c): clang 19 runs the command line whole" {
+		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole" {
 			t.Errorf("%q: reason %q", c.line, why)
 		}
 	}
@@ -162,6 +167,45 @@ func TestReleaseShapes(t *testing.T) {
 	}
 	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(pack), nil); got == "" {
 		t.Errorf("a packager in a plain compile is recognised")
+	}
+
+	// HIP: clang 19's jobs for --offload-arch=gfx906,gfx90a -c.
+	hipOpts := parse("-x", "hip", "--offload-arch=gfx906,gfx90a", "-c", "a.hip")
+	hipDev := []string{"/l/clang", "-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-obj", "-target-cpu", "gfx906", "-o", "d.o", "-x", "hip", "a.hip"}
+	hipHost := []string{"/l/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-fcuda-include-gpubinary", "a.hipfb", "-o", "a.o", "-x", "hip", "a.hip"}
+	nvDev := []string{"/l/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-S", "-o", "d.s", "-x", "cuda", "a.cu"}
+	lld := []string{"/l/lld", "-flavor", "gnu", "-m", "elf64_amdgpu", "--no-undefined", "-shared", "-plugin-opt=mcpu=gfx906", "--whole-archive", "-o", "d.out", "d.o", "--no-whole-archive"}
+	bundle := func(targets string, more ...string) []string {
+		return append([]string{"/l/clang-offload-bundler", "-type=o", "-bundle-align=4096", "-targets=" + targets, "-input=/dev/null", "-input=d.out", "-output=a.hipfb"}, more...)
+	}
+	hipWhy := func(tool, why string) string {
+		return "offcc does not recognise LLVM 19's job " + tool + " in HIP compiles (-c) (" + why + "): clang 19 runs the command line whole"
+	}
+	for _, c := range []struct {
+		jobs []*clangJob
+		want string
+	}{
+		{jobs(hipDev, lld, bundle("host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx906"), hipHost), ""},
+		{jobs(nvDev), hipWhy("clang", "a compile for nvptx64-nvidia-cuda")},
+		{jobs(bundle("host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx906")), hipWhy("clang-offload-bundler", "a fat binary whose first entry is not the empty host-x86_64-unknown-linux")},
+		{jobs(bundle("host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa-gfx906")), hipWhy("clang-offload-bundler", "the bundle target hip-amdgcn-amd-amdhsa-gfx906")},
+		{jobs(bundle("host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx906", "-compress")), hipWhy("clang-offload-bundler", "the bundler argument -compress")},
+		{jobs(bundle("host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a")), hipWhy("clang-offload-bundler", "a bundle other than a HIP fat binary")},
+		{jobs([]string{"/l/clang", "-cc1as", "-triple", "amdgcn-amd-amdhsa", "-o", "d.o", "d.s"}), hipWhy("clang", "an assembler job")},
+		{jobs([]string{"/l/llvm-mc", "-triple", "amdgcn-amd-amdhsa", "-o", "d.o", "d.mcin", "--filetype=obj"}), hipWhy("llvm-mc", "a tool of another shape")},
+	} {
+		if got := releaseJobsFit(p19, toolchain.ShapeHIPCompile, hipOpts, c.jobs, nil); got != c.want {
+			t.Errorf("jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
+		}
+	}
+	model := func(string) (string, bool) { return "69a4a34cd45431ed", false }
+	withCUID := slices.Insert(slices.Clone(hipDev), 4, "-cuid=69a4a34cd45431ed")
+	if got := releaseJobsFit(p19, toolchain.ShapeHIPCompile, hipOpts, jobs(withCUID), model); got != "" {
+		t.Errorf("the model's CUID: %q", got)
+	}
+	withCUID[4] = "-cuid=1234"
+	if got, want := releaseJobsFit(p19, toolchain.ShapeHIPCompile, hipOpts, jobs(withCUID), model), hipWhy("clang", "its compile unit ID is not the one offcc's model gives a.hip"); got != want {
+		t.Errorf("another CUID: %q, want %q", got, want)
 	}
 }
 

@@ -16,6 +16,9 @@ type steps struct {
 	// clang is the clang driver the link stage runs for device links and
 	// the registration module.
 	clang string
+	// llvm is the major release of that clang: the bundler writes its
+	// bundle IDs (0: the newest release offcc knows).
+	llvm int
 }
 
 // pack writes the offload binary out from device image files, as
@@ -44,10 +47,14 @@ func (s *steps) link(sh *actions.Shell, llvmWrapper string, cl *linkerwrapper.Co
 }
 
 // bundle runs clang-offload-bundler's command line args with offcc's
-// bundler (the HIP fat binary of an old-driver compile). The output is a
-// temporary of the build's.
+// bundler as the clang's release runs it (the HIP fat binary of an
+// old-driver compile). The output is a temporary of the build's.
 func (s *steps) bundle(sh *actions.Shell, args []string) error {
-	if rc := bundler.Main("offcc offload-bundler", args, os.Getenv, sh.Stdout(), sh.Stderr()); rc != 0 {
+	major := s.llvm
+	if major == 0 {
+		major = 22
+	}
+	if rc := bundler.MainRelease(major, "offcc offload-bundler", args, os.Getenv, sh.Stdout(), sh.Stderr()); rc != 0 {
 		return &bundleError{code: rc}
 	}
 	return nil

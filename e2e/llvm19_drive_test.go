@@ -4,7 +4,7 @@ package e2e
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
 // (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
-// device and CUDA compiles); every other command line it would plan is run by clang
+// device, CUDA compiles and HIP compiles); every other command line it would plan is run by clang
 // 19's driver whole, so that its outputs are clang 19's bytes. The tests
 // check those bytes, the programs' runs, the jobs and their cache hits,
 // what the plan says (clang 19's tools; one fallback action and its
@@ -181,7 +181,7 @@ func TestLLVM19Drive(t *testing.T) {
 		}
 		link := printGraph(t, c.cc, dir, env, args(openmpHost19, "basic.o", "-o", "prog"))
 		if len(link.Actions) != 1 || link.Actions[0].Kind != "fallback" || !strings.HasPrefix(link.Actions[0].Command[0], llvm19Bin+"/clang") ||
-			!strings.Contains(link.Actions[0].Fallback, "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device and CUDA compiles (-c): clang 19 runs the command line whole") {
+			!strings.Contains(link.Actions[0].Fallback, "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole") {
 			t.Errorf("LLVM 19's link is not clang 19's driver whole: %+v", link)
 		}
 		want := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "ref")}.mustRun(t)
@@ -254,12 +254,49 @@ func TestLLVM19Drive(t *testing.T) {
 		dir := t.TempDir()
 		_, tmp := tmpEnv(t)
 		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		compile := args(hipROCmFlags19, "-c", rocmProject(t, "vec_add.hip"))
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		// Two GPUs, as one comma list (one value of --offload-arch= in
+		// 19): 19's bundler IDs (host-x86_64-unknown-linux--) in the fat
+		// binary, written by offcc's bundler.
+		flags := args(hipROCmFlags19[:len(hipROCmFlags19)-1], "--offload-arch=gfx906,gfx90a")
+		compile := args(flags, "-c", rocmProject(t, "vec_add.hip"))
 		obj := sameAsClang19(t, c, clangXX, dir, env, "vec_add.o", compile)
-		if !bytes.Contains(obj, []byte("hipv4-amdgcn-amd-amdhsa--gfx906")) {
-			t.Errorf("offcc's LLVM 19 HIP object has no gfx906 code object")
+		for _, id := range []string{"host-x86_64-unknown-linux--", "hipv4-amdgcn-amd-amdhsa--gfx906", "hipv4-amdgcn-amd-amdhsa--gfx90a"} {
+			if !bytes.Contains(obj, []byte(id)) {
+				t.Errorf("offcc's LLVM 19 HIP object has no bundle entry %s", id)
+			}
 		}
-		fallbackGraph(t, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
+		// Planned: a device compile and an lld link per GPU, then the
+		// bundler, each a job of its own; built again, every job is a hit.
+		r := cmdSpec{dir: dir, env: traced, name: c.cxx, args: args(llvm19Dir, compile, "-o", "vec_add.o")}.mustRun(t)
+		jobs := traceJobs(r.stderr)
+		all := strings.Join(jobs, "\n")
+		for _, want := range []string{"kind=device-compile offload=device-hip target=amdgcn-amd-amdhsa arch=gfx906", "kind=device-compile offload=device-hip target=amdgcn-amd-amdhsa arch=gfx90a",
+			"kind=device-link offload=device-hip target=amdgcn-amd-amdhsa arch=gfx906", "kind=device-link offload=device-hip target=amdgcn-amd-amdhsa arch=gfx90a", "kind=fatbinary"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("the second build of HIP with LLVM 19 has no job %s:\n%s", want, r)
+			}
+		}
+		for _, j := range jobs {
+			// (The embedding into the host object is not cached.)
+			if strings.Contains(j, "fallback") || (strings.Contains(j, " cache=") && !strings.Contains(j, "cache=hit")) {
+				t.Errorf("the second build of HIP with LLVM 19: job %q, want a cache hit", j)
+			}
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "vec_add.o")); err != nil || !bytes.Equal(got, obj) {
+			t.Errorf("the cached build of HIP with LLVM 19 is not clang 19's object (%v)", err)
+		}
+		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
+		for _, a := range g.Actions {
+			if a.Kind == "fallback" {
+				t.Errorf("LLVM 19's HIP compile falls back: %s", a.Fallback)
+			}
+			if len(a.Command) > 1 && a.Command[1] == "-cc1" && a.Command[0] != llvm19Bin+"/clang" {
+				t.Errorf("LLVM 19's HIP plan runs %s", a.Command[0])
+			}
+		}
+		// -fgpu-rdc (19's llvm-mc and bundle IDs) is clang 19's whole.
+		fallbackGraph(t, c.cxx, dir, env, args(compile, "-fgpu-rdc", "-o", "vec_add.o"))
 	})
 	t.Run("cuda", func(t *testing.T) {
 		t.Parallel()

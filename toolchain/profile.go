@@ -78,6 +78,16 @@ const (
 	// be the one offcc's model of clang's gives the source, as the plan
 	// is read fresh from clang's -### (no plan cache).
 	ShapeCUDACompile Shape = "CUDA compiles (-c)"
+	// ShapeHIPCompile: a HIP compile (-c) without -fgpu-rdc or
+	// --offload-new-driver: clang -cc1 for the host (x86_64-pc-linux-gnu)
+	// and amdgcn-amd-amdhsa, lld's device link per GPU as clang prints it,
+	// and clang-offload-bundler writing the fat binary with the release's
+	// bundle IDs (19: -targets=host-x86_64-unknown-linux,
+	// hipv4-amdgcn-amd-amdhsa--<gfx>), which offcc's bundler writes as
+	// that release's does; offcc puts the fat binary into the host object
+	// itself, as the host compile does. Each compile's CUID is checked as
+	// in ShapeCUDACompile.
+	ShapeHIPCompile Shape = "HIP compiles (-c)"
 )
 
 // profiles holds one Profile per LLVM release offcc knows, newest first.
@@ -128,10 +138,10 @@ const (
 // sycl_kernel_entry_point.
 //
 // offcc drives LLVM 19 but plans it only in part (Plans false): plain
-// compiles, OpenMP compiles (-c) to the host device and CUDA compiles
-// (-c, without -fgpu-rdc or the new driver), whose jobs the driver checks
-// one by one; everything else (OpenMP links and GPU targets, HIP, CUDA
-// -fgpu-rdc and links) clang 19 runs whole. Its objects are clang 19's
+// compiles, OpenMP compiles (-c) to the host device, and CUDA and HIP
+// compiles (-c, without -fgpu-rdc or the new driver), whose jobs the
+// driver checks one by one; everything else (OpenMP links and GPU
+// targets, CUDA and HIP -fgpu-rdc and links) clang 19 runs whole. Its objects are clang 19's
 // byte for byte either way (e2e TestLLVM19Drive). Its jobs stay off the
 // build farm and the plan cache, and its OpenMP kernels keep inode names
 // (StableNames false); -fsyclbin is refused (SYCLBIN false).
@@ -151,7 +161,7 @@ var profiles = []*Profile{
 		Major:                 19,
 		Drives:                true,
 		Plans:                 false,
-		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeCUDACompile},
+		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeCUDACompile, ShapeHIPCompile},
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",
 		Packager:              "clang-offload-packager",
