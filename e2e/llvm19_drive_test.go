@@ -4,8 +4,9 @@ package e2e
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
 // (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
-// device, CUDA compiles and HIP compiles); every other command line it would plan is run by clang
-// 19's driver whole, so that its outputs are clang 19's bytes. The tests
+// device, CUDA compiles and HIP compiles); every other command line it
+// would plan is run by clang 19's driver whole, so that its outputs are
+// clang 19's bytes. The tests
 // check those bytes, the programs' runs, the jobs and their cache hits,
 // what the plan says (clang 19's tools; one fallback action and its
 // reason), and that a cache holding LLVM 22's results of the same source
@@ -101,11 +102,11 @@ type jobGraph struct {
 // TestLLVM19Drive: offcc with --llvm-dir of LLVM 19 gives clang 19's
 // objects byte for byte (OpenMP to the host device, HIP against Debian's
 // ROCm, CUDA with Debian's toolkit), and OpenMP programs that run as
-// clang 19's do. OpenMP compiles to the host device and CUDA compiles
-// are planned: their device jobs run as jobs of their own, with clang
-// 19's tools, and a second build comes from the cache; OpenMP links, HIP
-// compiles and CUDA -fgpu-rdc are run by clang 19 whole, as their plan
-// and -v say.
+// clang 19's do. OpenMP compiles to the host device, CUDA compiles and
+// HIP compiles are planned: their device jobs run as jobs of their own,
+// with clang 19's tools, and a second build comes from the cache; OpenMP
+// links and CUDA and HIP -fgpu-rdc are run by clang 19 whole, as their
+// plan and -v say.
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
 	t.Run("openmp", func(t *testing.T) {
