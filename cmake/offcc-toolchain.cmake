@@ -4,8 +4,12 @@
 #         -DOFFCC_OPENMP_TARGETS=x86_64-pc-linux-gnu   # OpenMP offload, and/or
 #         -DOFFCC_OFFLOAD_ARCH="sm_80;sm_90"            # CUDA/HIP architectures
 #
-# It makes offcc and offcc++ the C and C++ (and CUDA and HIP) compilers, takes
-# the binutils from LLVM 22, and turns the offload targets into flags.
+# It makes offcc and offcc++ the C and C++ (and CUDA and HIP) compilers,
+# drives the LLVM you pick (19 or 22) with them, takes that LLVM's binutils,
+# and turns the offload targets into flags. To pick LLVM 19:
+#
+#   cmake ... -DOFFCC_LLVM_VERSION=19             # /usr/lib/llvm-19/bin, or
+#   cmake ... -DOFFCC_LLVM_DIR=/usr/lib/llvm-19/bin
 #
 # Cache variables (give them with -D on the first configure):
 #
@@ -14,8 +18,18 @@
 #                         tree: cmake/ next to bin/), else <prefix>/bin when
 #                         installed as <prefix>/share/offcc/cmake/, else the
 #                         directory of offcc on PATH.
-#   OFFCC_LLVM_DIR        LLVM 22's bin directory. Default: $OFFCC_LLVM_DIR,
-#                         else /usr/lib/llvm-22/bin.
+#   OFFCC_LLVM_VERSION    the LLVM release offcc drives: 19 or 22 (offcc's
+#                         profiles; another is refused in one line). Default:
+#                         OFFCC_LLVM_DIR's release.
+#   OFFCC_LLVM_DIR        the bin directory of that LLVM; its release is read
+#                         from ../lib/clang/<N>, else from its clang
+#                         --version, and must be OFFCC_LLVM_VERSION's when
+#                         both are given (else one error line). Default:
+#                         $OFFCC_LLVM_DIR (when it holds OFFCC_LLVM_VERSION's
+#                         release, if that is given), else
+#                         /usr/lib/llvm-<OFFCC_LLVM_VERSION>/bin, else
+#                         /usr/lib/llvm-22/bin. Every compile and link offcc
+#                         runs drives this LLVM (see "The LLVM" below).
 #   OFFCC_OPENMP_TARGETS  OpenMP offload target triples (a list), such as
 #                         x86_64-pc-linux-gnu (the host device),
 #                         nvptx64-nvidia-cuda, amdgcn-amd-amdhsa. Only these
@@ -51,21 +65,29 @@
 #   CMAKE_CUDA_COMPILER, CMAKE_HIP_COMPILER offcc++ (unless already set)
 #   CMAKE_AR, CMAKE_RANLIB, CMAKE_NM, CMAKE_OBJCOPY, CMAKE_OBJDUMP,
 #   CMAKE_STRIP, CMAKE_<LANG>_COMPILER_AR, CMAKE_<LANG>_COMPILER_RANLIB
-#                         LLVM 22's tools: the llvm-* links beside offcc
-#                         (make build and make install create them), else
-#                         those in OFFCC_LLVM_DIR. LLVM 14's llvm-ar cannot
-#                         index LLVM 22 bitcode (-flto, IPO).
+#                         the LLVM's tools, llvm-<tool>-<N> or llvm-<tool>:
+#                         for LLVM 22 the llvm-* links beside offcc (make
+#                         build and make install create them, to 22's
+#                         tools) first, else those in OFFCC_LLVM_DIR; for
+#                         another release OFFCC_LLVM_DIR's first. LLVM 14's
+#                         llvm-ar cannot index LLVM 22 bitcode (-flto, IPO).
 #   OFFCC_OPENMP_FLAGS    the OpenMP offload flags (a list), e.g.
 #                         -fopenmp;-fopenmp-targets=x86_64-pc-linux-gnu
 #   CMAKE_CUDA_ARCHITECTURES  the sm_* of OFFCC_OFFLOAD_ARCH, without "sm_"
 #   CMAKE_HIP_ARCHITECTURES   the gfx* of OFFCC_OFFLOAD_ARCH
 #   CMAKE_<LANG>_COMPILER_LAUNCHER (C, CXX, CUDA, HIP)
-#                         env;OFFCC_BASE_DIR=<OFFCC_BASE_DIR>, then the
-#                         launcher you gave (-DCMAKE_C_COMPILER_LAUNCHER=ccache
-#                         gives env;OFFCC_BASE_DIR=<dir>;ccache; so does the
-#                         CMAKE_<LANG>_COMPILER_LAUNCHER environment variable
-#                         CMake reads). Nothing when there is no base
-#                         directory.
+#                         env;OFFCC_BASE_DIR=<OFFCC_BASE_DIR>;
+#                         OFFCC_LLVM_DIR=<OFFCC_LLVM_DIR>, then the launcher
+#                         you gave (-DCMAKE_C_COMPILER_LAUNCHER=ccache gives
+#                         env;OFFCC_BASE_DIR=<dir>;OFFCC_LLVM_DIR=<llvm>;ccache;
+#                         so does the CMAKE_<LANG>_COMPILER_LAUNCHER
+#                         environment variable CMake reads). No
+#                         OFFCC_BASE_DIR= when there is no base directory.
+#   RULE_LAUNCH_LINK      (global property) env OFFCC_LLVM_DIR=<llvm>, for
+#                         every link and archive step, unless the project
+#                         sets its own.
+#   ENV{OFFCC_LLVM_DIR}   <llvm>, in cmake's environment while it
+#                         configures (CMake's compiler checks).
 #
 # The rule, clang's: OFFCC_OPENMP_TARGETS, and nothing else, names the
 # OpenMP offload targets (-fopenmp -fopenmp-targets=<them, joined by ",">).
@@ -90,7 +112,7 @@
 # An OpenMP offload to nvptx64 or amdgcn links LLVM's OpenMP device runtime,
 # libomptarget-nvptx.bc or libomptarget-amdgpu.bc, which some LLVMs
 # (Debian's LLVM 22) lack. With OFFCC_OPENMP on, configuring stops with one
-# line saying so when it is in none of the places clang 22 looks: LIBRARY_PATH,
+# line saying so when it is in none of the places clang looks: LIBRARY_PATH,
 # offcc's library directories (offcc -print-search-dirs) and
 # <OFFCC_LLVM_DIR>/../lib/<triple>.
 #
@@ -108,6 +130,16 @@
 # CUDA and HIP projects (enable_language(CUDA/HIP)) also need a CUDA toolkit
 # or ROCm; CMake adds --cuda-gpu-arch= / --offload-arch= from the
 # architectures itself.
+#
+# The LLVM: offcc drives the LLVM of OFFCC_LLVM_DIR (offcc -v says "LLVM N
+# profile"). CMake's compiler checks run in cmake's environment, where this
+# file sets OFFCC_LLVM_DIR; the build's compiles get it in their launcher
+# (below) and its links and archives through RULE_LAUNCH_LINK, so neither
+# the build's environment nor compile_commands.json needs it. A project
+# whose C and C++ flags do not find its LLVM's OpenMP runtime (omp.h,
+# libomp) gives them as usual, e.g. CFLAGS/CXXFLAGS="-isystem <dir>" and
+# LDFLAGS="-L<dir>" in the environment of the first configure; a program
+# linked with LLVM 19 finds libomptarget through LD_LIBRARY_PATH.
 #
 # The base directory reaches the compiles, at build time, as a compiler
 # launcher, "env OFFCC_BASE_DIR=<dir>" before the compiler, with the Unix
@@ -142,12 +174,84 @@ if(NOT EXISTS "${OFFCC_BIN_DIR}/offcc")
   message(FATAL_ERROR "offcc not found (OFFCC_BIN_DIR=\"${OFFCC_BIN_DIR}\"); set OFFCC_BIN_DIR to the directory of offcc and offcc++")
 endif()
 
-if(DEFINED ENV{OFFCC_LLVM_DIR})
-  set(_offcc_llvm "$ENV{OFFCC_LLVM_DIR}")
-else()
-  set(_offcc_llvm /usr/lib/llvm-22/bin)
+# The LLVM offcc drives: OFFCC_LLVM_VERSION, OFFCC_LLVM_DIR, or both (see
+# the header). _offcc_llvm_versions are the releases offcc drives (its
+# toolchain profiles); the version of a directory is read from its
+# ../lib/clang/<N>, else from its clang --version.
+set(_offcc_llvm_versions 19 22)
+function(_offcc_llvm_version_of var dir)
+  get_property(_memo GLOBAL PROPERTY "_OFFCC_LLVM_VERSION_OF_${dir}" SET)
+  if(_memo)
+    get_property(_v GLOBAL PROPERTY "_OFFCC_LLVM_VERSION_OF_${dir}")
+    set(${var} "${_v}" PARENT_SCOPE)
+    return()
+  endif()
+  set(_v "")
+  file(GLOB _res LIST_DIRECTORIES true "${dir}/../lib/clang/*")
+  list(LENGTH _res _n)
+  if(_n EQUAL 1)
+    get_filename_component(_r "${_res}" NAME)
+    if(_r MATCHES "^([0-9]+)")
+      set(_v "${CMAKE_MATCH_1}")
+    endif()
+  endif()
+  if(NOT _v AND EXISTS "${dir}/clang")
+    execute_process(COMMAND "${dir}/clang" --version OUTPUT_VARIABLE _out ERROR_QUIET RESULT_VARIABLE _rc)
+    if(_rc EQUAL 0 AND _out MATCHES "clang version ([0-9]+)\\.")
+      set(_v "${CMAKE_MATCH_1}")
+    endif()
+  endif()
+  set_property(GLOBAL PROPERTY "_OFFCC_LLVM_VERSION_OF_${dir}" "${_v}")
+  set(${var} "${_v}" PARENT_SCOPE)
+endfunction()
+list(JOIN _offcc_llvm_versions " and " _offcc_known)
+set(_offcc_ver "")
+if(DEFINED OFFCC_LLVM_VERSION AND NOT OFFCC_LLVM_VERSION STREQUAL "")
+  set(_offcc_ver "${OFFCC_LLVM_VERSION}")
+  list(FIND _offcc_llvm_versions "${_offcc_ver}" _at)
+  if(_at EQUAL -1)
+    message(FATAL_ERROR "OFFCC_LLVM_VERSION=${_offcc_ver}: offcc drives LLVM ${_offcc_known} (set OFFCC_LLVM_VERSION to one of them, or OFFCC_LLVM_DIR to its bin directory)")
+  endif()
 endif()
-set(OFFCC_LLVM_DIR "${_offcc_llvm}" CACHE PATH "LLVM 22's bin directory")
+if(NOT DEFINED OFFCC_LLVM_DIR)
+  # $OFFCC_LLVM_DIR when it holds the LLVM asked for (any, without
+  # OFFCC_LLVM_VERSION), else Debian's directory of that release.
+  set(_offcc_llvm "")
+  if(DEFINED ENV{OFFCC_LLVM_DIR} AND NOT "$ENV{OFFCC_LLVM_DIR}" STREQUAL "")
+    set(_offcc_llvm "$ENV{OFFCC_LLVM_DIR}")
+    if(_offcc_ver)
+      _offcc_llvm_version_of(_v "${_offcc_llvm}")
+      if(NOT _v STREQUAL _offcc_ver)
+        set(_offcc_llvm "")
+      endif()
+    endif()
+  endif()
+  if(NOT _offcc_llvm)
+    if(_offcc_ver)
+      set(_offcc_llvm "/usr/lib/llvm-${_offcc_ver}/bin")
+    else()
+      set(_offcc_llvm /usr/lib/llvm-22/bin)
+    endif()
+  endif()
+  set(OFFCC_LLVM_DIR "${_offcc_llvm}" CACHE PATH "The bin directory of the LLVM offcc drives (LLVM ${_offcc_known})")
+endif()
+_offcc_llvm_version_of(_v "${OFFCC_LLVM_DIR}")
+if(_offcc_ver AND _v AND NOT _v STREQUAL _offcc_ver)
+  message(FATAL_ERROR "OFFCC_LLVM_VERSION=${_offcc_ver} but OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR} is LLVM ${_v}: give one of them, or both for the same LLVM (a build directory keeps both in its cache)")
+elseif(NOT _offcc_ver AND NOT _v)
+  message(FATAL_ERROR "OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR} holds no LLVM (no ../lib/clang/<N>, no clang that runs): set it to the bin directory of LLVM ${_offcc_known}, or set OFFCC_LLVM_VERSION")
+elseif(NOT _offcc_ver)
+  list(FIND _offcc_llvm_versions "${_v}" _at)
+  if(_at EQUAL -1)
+    message(FATAL_ERROR "OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR} is LLVM ${_v}: offcc drives LLVM ${_offcc_known}")
+  endif()
+  set(_offcc_ver "${_v}")
+endif()
+set(OFFCC_LLVM_VERSION "${_offcc_ver}" CACHE STRING "The LLVM release offcc drives (${_offcc_known})")
+# Configuring runs the compiler (CMake's checks, try_compile builds) with
+# this LLVM; the build's compiles and links get it through launchers
+# (below).
+set(ENV{OFFCC_LLVM_DIR} "${OFFCC_LLVM_DIR}")
 set(OFFCC_OPENMP_TARGETS "" CACHE STRING "OpenMP offload target triples (a list), e.g. x86_64-pc-linux-gnu")
 set(OFFCC_OFFLOAD_ARCH "" CACHE STRING "GPU architectures (a list), e.g. gfx90a;sm_90: for CUDA and HIP, and for the GPU triples of OFFCC_OPENMP_TARGETS")
 option(OFFCC_OPENMP "Compile and link C and C++ with -fopenmp and the offload targets" ON)
@@ -176,7 +280,7 @@ if(NOT DEFINED OFFCC_BASE_DIR)
 endif()
 # try_compile projects (CMake's compiler checks) see the same settings.
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES
-  OFFCC_BIN_DIR OFFCC_LLVM_DIR OFFCC_OPENMP_TARGETS OFFCC_OFFLOAD_ARCH OFFCC_OPENMP OFFCC_BASE_DIR)
+  OFFCC_BIN_DIR OFFCC_LLVM_DIR OFFCC_LLVM_VERSION OFFCC_OPENMP_TARGETS OFFCC_OFFLOAD_ARCH OFFCC_OPENMP OFFCC_BASE_DIR)
 
 set(CMAKE_C_COMPILER "${OFFCC_BIN_DIR}/offcc")
 set(CMAKE_CXX_COMPILER "${OFFCC_BIN_DIR}/offcc++")
@@ -190,10 +294,11 @@ endforeach()
 # user's: CMAKE_<LANG>_COMPILER_LAUNCHER given with -D (the cache entry, not
 # this variable, which another read of this file set) or in the
 # environment (which CMake reads only when the variable is not set).
-set(_offcc_launcher "")
+set(_offcc_launcher env)
 if(OFFCC_BASE_DIR)
-  set(_offcc_launcher env "OFFCC_BASE_DIR=${OFFCC_BASE_DIR}")
+  list(APPEND _offcc_launcher "OFFCC_BASE_DIR=${OFFCC_BASE_DIR}")
 endif()
+list(APPEND _offcc_launcher "OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR}")
 foreach(_lang C CXX CUDA HIP)
   if(DEFINED CACHE{CMAKE_${_lang}_COMPILER_LAUNCHER})
     set(_user "$CACHE{CMAKE_${_lang}_COMPILER_LAUNCHER}")
@@ -204,13 +309,17 @@ foreach(_lang C CXX CUDA HIP)
   else()
     set(_user "")
   endif()
-  if(_offcc_launcher)
-    set(CMAKE_${_lang}_COMPILER_LAUNCHER ${_offcc_launcher} ${_user})
-  elseif(DEFINED CMAKE_${_lang}_COMPILER_LAUNCHER)
-    # No base directory (any more): the user's launcher alone.
-    set(CMAKE_${_lang}_COMPILER_LAUNCHER ${_user})
-  endif()
+  set(CMAKE_${_lang}_COMPILER_LAUNCHER ${_offcc_launcher} ${_user})
 endforeach()
+# Link steps (every language, both generators) get the LLVM as well: a
+# link of LLVM 19's objects is clang 19's (its OpenMP offload entries, its
+# CUDA device link). CMake 3.25's <LANG>_LINKER_LAUNCHER knows only C and
+# C++, so this is the global RULE_LAUNCH_LINK, unless the project (or
+# CTest's launchers) set one.
+get_property(_offcc_rll GLOBAL PROPERTY RULE_LAUNCH_LINK)
+if(NOT _offcc_rll OR _offcc_rll MATCHES "^env OFFCC_LLVM_DIR=")
+  set_property(GLOBAL PROPERTY RULE_LAUNCH_LINK "env OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR}")
+endif()
 # A project that sets its own launcher (set() in its CMakeLists.txt, or a
 # target's <LANG>_COMPILER_LAUNCHER) replaces the variable above: once the
 # top-level CMakeLists.txt has run, each target of the project whose
@@ -265,24 +374,30 @@ if(_offcc_launcher AND NOT _offcc_in_try_compile AND NOT CMAKE_SCRIPT_MODE_FILE)
   _offcc_defer_once(_OFFCC_LAUNCHER "${_offcc_launcher}" _offcc_launch_with_base_dir)
 endif()
 
-# Binutils: llvm-<tool>-22 or llvm-<tool>, beside offcc first. Never from
-# PATH, where /usr/bin/llvm-ar may be another LLVM's.
+# Binutils: llvm-<tool>-<OFFCC_LLVM_VERSION> or llvm-<tool>, beside offcc
+# first. Never from PATH, where /usr/bin/llvm-ar may be another LLVM's.
+# The links beside offcc (make build, make install) are LLVM 22's: another
+# release's tools come from OFFCC_LLVM_DIR first.
+set(_offcc_tool_dirs "${OFFCC_BIN_DIR}" "${OFFCC_LLVM_DIR}")
+if(NOT OFFCC_LLVM_VERSION STREQUAL "22")
+  list(REVERSE _offcc_tool_dirs)
+endif()
 foreach(_tool AR RANLIB NM OBJCOPY OBJDUMP STRIP)
   string(TOLOWER "llvm-${_tool}" _name)
-  find_program(CMAKE_${_tool} NAMES ${_name}-22 ${_name} NAMES_PER_DIR
-    PATHS "${OFFCC_BIN_DIR}" "${OFFCC_LLVM_DIR}" NO_DEFAULT_PATH)
+  find_program(CMAKE_${_tool} NAMES ${_name}-${OFFCC_LLVM_VERSION} ${_name} NAMES_PER_DIR
+    PATHS ${_offcc_tool_dirs} NO_DEFAULT_PATH)
 endforeach()
 foreach(_lang C CXX CUDA HIP)
   foreach(_tool AR RANLIB)
     if(CMAKE_${_tool})
-      set(CMAKE_${_lang}_COMPILER_${_tool} "${CMAKE_${_tool}}" CACHE FILEPATH "LLVM ${_tool} for IPO")
+      set(CMAKE_${_lang}_COMPILER_${_tool} "${CMAKE_${_tool}}" CACHE FILEPATH "LLVM ${OFFCC_LLVM_VERSION}'s ${_tool} for IPO")
     endif()
   endforeach()
 endforeach()
 
 # Offload flags (the rule is in the header). GPU architectures go to
 # CMAKE_CUDA_ARCHITECTURES and CMAKE_HIP_ARCHITECTURES; to OpenMP only for a
-# triple of OFFCC_OPENMP_TARGETS, through -Xopenmp-target= (clang 22 applies
+# triple of OFFCC_OPENMP_TARGETS, through -Xopenmp-target= (clang applies
 # a bare --offload-arch= to every -fopenmp-targets triple, and warns
 # "argument unused" about -Xopenmp-target=T --offload-arch=, which it does
 # use).
@@ -332,7 +447,7 @@ endif()
 # libomptarget-<nvptx|amdgpu>.bc, which not every LLVM ships (Debian's
 # LLVM 22 does not). Without it every link (CMake's compiler checks first)
 # fails, so say so here, in one line (not again in try_compile projects).
-# clang 22 looks in LIBRARY_PATH, in the compiler's library directories
+# clang looks in LIBRARY_PATH, in the compiler's library directories
 # (offcc -print-search-dirs) and in <LLVM>/lib/<triple>.
 function(_offcc_find_in var file)  # the first existing <dir>/<file> of ARGN
   foreach(_d IN LISTS ARGN)

@@ -308,7 +308,8 @@ func onOff(b bool) string {
 }
 
 // checkLaunchers checks a Ninja build's commands: each compile runs
-// "env OFFCC_BASE_DIR=<base> <launcher> <compiler>", and no link or
+// "env OFFCC_BASE_DIR=<base> OFFCC_LLVM_DIR=<llvm> <launcher> <compiler>",
+// and no link or
 // archive step names the base directory.
 func checkLaunchers(t testing.TB, what string, b *cmakeBuild, base, launcher string) {
 	t.Helper()
@@ -318,8 +319,8 @@ func checkLaunchers(t testing.TB, what string, b *cmakeBuild, base, launcher str
 		switch {
 		case strings.Contains(l, " -c "):
 			compiles++
-			if !strings.HasPrefix(l, "env OFFCC_BASE_DIR="+base+" "+launcher+" ") {
-				t.Errorf("%s: a compile does not run env OFFCC_BASE_DIR=%s, then the user's launcher:\n%s", what, base, l)
+			if !strings.HasPrefix(l, "env OFFCC_BASE_DIR="+base+" OFFCC_LLVM_DIR="+llvmBin+" "+launcher+" ") {
+				t.Errorf("%s: a compile does not run env OFFCC_BASE_DIR=%s OFFCC_LLVM_DIR=%s, then the user's launcher:\n%s", what, base, llvmBin, l)
 			}
 		case strings.Contains(l, "OFFCC_BASE_DIR"):
 			t.Errorf("%s: a step that compiles nothing gets the base directory:\n%s", what, l)

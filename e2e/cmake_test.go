@@ -441,6 +441,9 @@ func TestCMakeToolchainVariables(t *testing.T) {
 		{"devrtl/libomptarget-amdgpu.bc", ""},
 		{"llvm/bin/.keep", ""},
 		{"llvm/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc", ""},
+		{"llvm/lib/clang/22/.keep", ""},
+		{"nollvm/bin/.keep", ""},
+		{"nollvm/lib/clang/22/.keep", ""},
 	} {
 		p := filepath.Join(root, l.file)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -550,18 +553,18 @@ endforeach()
 		{"base-dir", nil, nil,
 			map[string]string{
 				"OFFCC_BASE_DIR":               root,
-				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_BASE_DIR=" + root,
-				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_BASE_DIR=" + root,
+				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_BASE_DIR=" + root + ";OFFCC_LLVM_DIR=" + llvmBin,
+				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_BASE_DIR=" + root + ";OFFCC_LLVM_DIR=" + llvmBin,
 			}, ""},
 		{"base-dir-and-launcher", []string{"-DOFFCC_BASE_DIR=/"}, []string{"CMAKE_C_COMPILER_LAUNCHER=ccache"},
 			map[string]string{
-				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_BASE_DIR=/;ccache",
-				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_BASE_DIR=/",
+				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_BASE_DIR=/;OFFCC_LLVM_DIR=" + llvmBin + ";ccache",
+				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_BASE_DIR=/;OFFCC_LLVM_DIR=" + llvmBin,
 			}, ""},
 		{"base-dir-off", []string{"-DOFFCC_BASE_DIR=OFF"}, []string{"CMAKE_C_COMPILER_LAUNCHER=ccache"},
 			map[string]string{
-				"CMAKE_C_COMPILER_LAUNCHER":    "ccache",
-				"CMAKE_CUDA_COMPILER_LAUNCHER": "",
+				"CMAKE_C_COMPILER_LAUNCHER":    "env;OFFCC_LLVM_DIR=" + llvmBin + ";ccache",
+				"CMAKE_CUDA_COMPILER_LAUNCHER": "env;OFFCC_LLVM_DIR=" + llvmBin,
 			}, ""},
 		{"bin-dir", []string{"-DOFFCC_BIN_DIR=" + filepath.Join(root, "prefix/bin")}, nil,
 			map[string]string{"CMAKE_CXX_COMPILER": filepath.Join(root, "prefix/bin/offcc++")}, ""},
@@ -619,6 +622,12 @@ endforeach()
 				filepath.Join(root, "nollvm/lib/nvptx64-nvidia-cuda"), "LIBRARY_PATH",
 				"install LLVM's OpenMP offload runtime for nvptx64-nvidia-cuda",
 				"drop nvptx64-nvidia-cuda from OFFCC_OPENMP_TARGETS", "-DOFFCC_OPENMP=OFF"}},
+		// The LLVM: a release offcc does not drive, and a version and a
+		// directory of different releases (one line each).
+		{"llvm-version-17", []string{"-DOFFCC_LLVM_VERSION=17"}, nil,
+			[]string{"OFFCC_LLVM_VERSION=17: offcc drives LLVM 19 and 22"}},
+		{"llvm-version-dir-disagree", []string{"-DOFFCC_LLVM_VERSION=19", "-DOFFCC_LLVM_DIR=" + filepath.Join(root, "llvm/bin")}, nil,
+			[]string{"OFFCC_LLVM_VERSION=19 but OFFCC_LLVM_DIR=" + filepath.Join(root, "llvm/bin") + " is LLVM 22"}},
 		{"no-amdgpu-runtime", []string{"-DOFFCC_OPENMP_TARGETS=nvptx64-nvidia-cuda;amdgcn-amd-amdhsa", "-DOFFCC_OFFLOAD_ARCH=sm_90;gfx90a"},
 			llvmNVPTX, []string{"OpenMP offload to amdgcn-amd-amdhsa needs LLVM's OpenMP device runtime libomptarget-amdgpu.bc",
 				"drop amdgcn-amd-amdhsa from OFFCC_OPENMP_TARGETS"}},
