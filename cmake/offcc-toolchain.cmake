@@ -88,6 +88,9 @@
 #                         sets its own.
 #   ENV{OFFCC_LLVM_DIR}   <llvm>, in cmake's environment while it
 #                         configures (CMake's compiler checks).
+#   CMAKE_CUDA_DEVICE_LINK_COMPILE
+#                         CMake's, with env OFFCC_LLVM_DIR=<llvm> at its head
+#                         (the CUDA device stub's rule takes no launcher).
 #
 # The rule, clang's: OFFCC_OPENMP_TARGETS, and nothing else, names the
 # OpenMP offload targets (-fopenmp -fopenmp-targets=<them, joined by ",">).
@@ -134,7 +137,8 @@
 # The LLVM: offcc drives the LLVM of OFFCC_LLVM_DIR (offcc -v says "LLVM N
 # profile"). CMake's compiler checks run in cmake's environment, where this
 # file sets OFFCC_LLVM_DIR; the build's compiles get it in their launcher
-# (below) and its links and archives through RULE_LAUNCH_LINK, so neither
+# (below), its links and archives through RULE_LAUNCH_LINK and the CUDA
+# device stub through CMAKE_CUDA_DEVICE_LINK_COMPILE, so neither
 # the build's environment nor compile_commands.json needs it. A project
 # whose C and C++ flags do not find its LLVM's OpenMP runtime (omp.h,
 # libomp) gives them as usual, e.g. CFLAGS/CXXFLAGS="-isystem <dir>" and
@@ -319,6 +323,17 @@ endforeach()
 get_property(_offcc_rll GLOBAL PROPERTY RULE_LAUNCH_LINK)
 if(NOT _offcc_rll OR _offcc_rll MATCHES "^env OFFCC_LLVM_DIR=")
   set_property(GLOBAL PROPERTY RULE_LAUNCH_LINK "env OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR}")
+endif()
+# CMake's CUDA device stub (separable compilation's link.stub) is compiled
+# by a rule with no launcher: its command, CMAKE_CUDA_DEVICE_LINK_COMPILE,
+# gets the LLVM when CMake sets it (CMakeCUDAInformation, after this file).
+macro(_offcc_stub_llvm _var _access)
+  if("${_access}" STREQUAL "MODIFIED_ACCESS" AND NOT "${${_var}}" MATCHES "^env OFFCC_LLVM_DIR=")
+    set(${_var} "env OFFCC_LLVM_DIR=${OFFCC_LLVM_DIR} ${${_var}}")
+  endif()
+endmacro()
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  variable_watch(CMAKE_CUDA_DEVICE_LINK_COMPILE _offcc_stub_llvm)
 endif()
 # A project that sets its own launcher (set() in its CMakeLists.txt, or a
 # target's <LANG>_COMPILER_LAUNCHER) replaces the variable above: once the
