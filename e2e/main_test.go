@@ -309,54 +309,15 @@ func runOffloadProgram(t testing.TB, prog string) result {
 	return r
 }
 
-// ---- LLVM 19 (issue 37) ----
-//
-// Debian's LLVM 19, which scripts/deps.sh installs beside 22, with clang
-// 19's OpenMP runtime unpacked (not installed: libomp-19-dev conflicts with
-// libomp-22-dev) into a private prefix by scripts/deps-llvm19.sh. The tests
-// that need it skip without it, and fail then under OFFCC_REQUIRE_LLVM19=1
-// (as in CI), as OFFCC_REQUIRE_LLVM does for LLVM 22.
-
+// LLVM 19 (issue 37): Debian's LLVM 19 beside 22 and clang 19's privately
+// unpacked OpenMP runtime, as package llvmtest finds them.
 const (
-	// llvm19Bin is the directory of Debian's LLVM 19 tools.
-	llvm19Bin = "/usr/lib/llvm-19/bin"
-	// llvm19OMPLib is the directory of clang 19's OpenMP runtime
-	// (libomp.so.5, libomptarget.so.19.1, libomptarget.devicertl.a), for -L
-	// and LD_LIBRARY_PATH; its clang/19/include holds omp.h.
-	llvm19OMPLib = "/opt/offcc/libomp-19/usr/lib/llvm-19/lib"
-	// envRequireLLVM19 names the variable that turns a missing LLVM 19 from
-	// a skip into a failure.
-	envRequireLLVM19 = "OFFCC_REQUIRE_LLVM19"
+	llvm19Bin    = llvmtest.Bin19
+	llvm19OMPLib = llvmtest.OMPLib19
 )
 
-// llvm19Missing skips the test with the message, or fails it under
-// OFFCC_REQUIRE_LLVM19=1. Like t.Skip it does not return.
-func llvm19Missing(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv(envRequireLLVM19) == "1" {
-		t.Fatalf(format+" (and %s=1)", append(args, envRequireLLVM19)...)
-	}
-	t.Skipf(format, args...)
-}
-
-// llvm19Tool returns the path of an LLVM 19 tool, skipping the test when
-// it is absent (see llvm19Missing).
-func llvm19Tool(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(llvm19Bin, name)
-	if _, err := os.Stat(p); err != nil {
-		llvm19Missing(t, "%s is not installed (LLVM 19: scripts/deps.sh installs it): %v", name, err)
-	}
-	return p
-}
-
-// llvm19OpenMP checks that clang 19's OpenMP runtime is unpacked in
-// llvm19OMPLib, skipping the test otherwise (see llvm19Missing).
-func llvm19OpenMP(t testing.TB) {
-	t.Helper()
-	for _, f := range []string{"libomp.so.5", "libomptarget.so.19.1", "libomptarget.devicertl.a", "clang/19/include/omp.h"} {
-		if _, err := os.Stat(filepath.Join(llvm19OMPLib, f)); err != nil {
-			llvm19Missing(t, "clang 19's OpenMP runtime is not unpacked (scripts/deps.sh unpacks libomp-19-dev privately): %v", err)
-		}
-	}
-}
+var (
+	llvm19Missing = llvmtest.Missing19
+	llvm19Tool    = llvmtest.Tool19
+	llvm19OpenMP  = llvmtest.OpenMP19
+)

@@ -2,39 +2,19 @@ package options
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
-// llvm19Bin is the directory of Debian's LLVM 19 tools.
-const llvm19Bin = "/usr/lib/llvm-19/bin"
+// LLVM 19's tools, as package llvmtest finds them.
+const llvm19Bin = llvmtest.Bin19
 
-// envRequireLLVM19 names the variable that turns a missing LLVM 19 from a
-// skip into a failure (CI sets it once scripts/deps.sh installs LLVM 19).
-const envRequireLLVM19 = "OFFCC_REQUIRE_LLVM19"
-
-// llvm19Missing skips the test with the message, or fails it when
-// OFFCC_REQUIRE_LLVM19=1.
-func llvm19Missing(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv(envRequireLLVM19) == "1" {
-		t.Fatalf(format+" (and %s=1)", append(args, envRequireLLVM19)...)
-	}
-	t.Skipf(format, args...)
-}
-
-// llvm19Tool returns the path of an LLVM 19 tool, skipping the test when
-// it is absent (failing it under OFFCC_REQUIRE_LLVM19=1).
-func llvm19Tool(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(llvm19Bin, name)
-	if _, err := os.Stat(p); err != nil {
-		llvm19Missing(t, "%s is not installed (LLVM 19: clang-19, lld-19): %v", name, err)
-	}
-	return p
-}
+var (
+	llvm19Missing = llvmtest.Missing19
+	llvm19Tool    = llvmtest.Tool19
+)
 
 func TestReleases(t *testing.T) {
 	if got := Releases(); !slices.Equal(got, []int{19, 22}) {
