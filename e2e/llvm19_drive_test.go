@@ -144,18 +144,7 @@ func TestLLVM19Drive(t *testing.T) {
 		}
 		// The plan runs clang 19's own cc1 jobs.
 		g := printGraph(t, c.cc, dir, env, args(compile, "-o", "basic.o"))
-		clangs := 0
-		for _, a := range g.Actions {
-			if a.Kind == "fallback" {
-				t.Errorf("LLVM 19's OpenMP compile falls back: %s", a.Fallback)
-			}
-			if len(a.Command) > 1 && a.Command[1] == "-cc1" {
-				clangs++
-				if a.Command[0] != llvm19Bin+"/clang" {
-					t.Errorf("LLVM 19's plan runs %s", a.Command[0])
-				}
-			}
-		}
+		clangs := plannedBy19(t, g, "OpenMP")
 		if clangs != 3 {
 			t.Errorf("LLVM 19's OpenMP compile plans %d clang -cc1 jobs, want 3 (host front end, device, backend)", clangs)
 		}
@@ -288,14 +277,7 @@ func TestLLVM19Drive(t *testing.T) {
 			t.Errorf("the cached build of HIP with LLVM 19 is not clang 19's object (%v)", err)
 		}
 		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
-		for _, a := range g.Actions {
-			if a.Kind == "fallback" {
-				t.Errorf("LLVM 19's HIP compile falls back: %s", a.Fallback)
-			}
-			if len(a.Command) > 1 && a.Command[1] == "-cc1" && a.Command[0] != llvm19Bin+"/clang" {
-				t.Errorf("LLVM 19's HIP plan runs %s", a.Command[0])
-			}
-		}
+		plannedBy19(t, g, "HIP")
 		// -fgpu-rdc (19's llvm-mc and bundle IDs) is clang 19's whole.
 		fallbackGraph(t, c.cxx, dir, env, args(compile, "-fgpu-rdc", "-o", "vec_add.o"))
 	})
@@ -328,16 +310,28 @@ func TestLLVM19Drive(t *testing.T) {
 			}
 		}
 		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "kernels.o"))
-		for _, a := range g.Actions {
-			if a.Kind == "fallback" {
-				t.Errorf("LLVM 19's CUDA compile falls back: %s", a.Fallback)
-			}
-			if len(a.Command) > 1 && a.Command[1] == "-cc1" && a.Command[0] != llvm19Bin+"/clang" {
-				t.Errorf("LLVM 19's CUDA plan runs %s", a.Command[0])
-			}
-		}
+		plannedBy19(t, g, "CUDA")
 		// -fgpu-rdc (fatbinary and the host linker in 19) is clang 19's
 		// whole.
 		fallbackGraph(t, c.cxx, dir, env, args(compile, "-fgpu-rdc", "-o", "kernels.o"))
 	})
+}
+
+// plannedBy19 checks that the job graph g of a model's compile with LLVM
+// 19 is planned (no action falls back to clang's driver) and that each of
+// its clang -cc1 jobs runs clang 19; it returns how many there are.
+func plannedBy19(t *testing.T, g jobGraph, model string) (cc1 int) {
+	t.Helper()
+	for _, a := range g.Actions {
+		if a.Kind == "fallback" {
+			t.Errorf("LLVM 19's %s compile falls back: %s", model, a.Fallback)
+		}
+		if len(a.Command) > 1 && a.Command[1] == "-cc1" {
+			cc1++
+			if a.Command[0] != llvm19Bin+"/clang" {
+				t.Errorf("LLVM 19's %s plan runs %s", model, a.Command[0])
+			}
+		}
+	}
+	return cc1
 }
