@@ -42,6 +42,10 @@ type DirStore struct {
 	Compression Compression
 
 	codec Codec
+	// evictFound, when not nil, is called for each entry EvictOlderThan
+	// found old, before it looks again (tests use it as a build's hit in
+	// between).
+	evictFound func(key Sum)
 }
 
 // NewDirStore returns the store in dir (created on first Put).

@@ -30,8 +30,8 @@ func (s *DirStore) EvictOlderThan(cutoff time.Time) (EvictResult, error) {
 		}
 		size := e.DiskSize()
 		old := e.Used.Before(cutoff)
-		if old && evictFound != nil {
-			evictFound(key)
+		if old && s.evictFound != nil {
+			s.evictFound(key)
 		}
 		if !old || usedSince(dir, cutoff) {
 			res.Entries++
@@ -46,10 +46,6 @@ func (s *DirStore) EvictOlderThan(cutoff time.Time) (EvictResult, error) {
 	}, nil)
 	return res, err
 }
-
-// evictFound, when not nil, is called for each entry an eviction found
-// old, before it looks again (tests use it as a build's hit in between).
-var evictFound func(key Sum)
 
 // usedSince says whether the entry in dir was used (its index modified)
 // at or after t: a build that hit it since the walk looked.

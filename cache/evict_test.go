@@ -33,8 +33,7 @@ func TestDirStoreEvictOlderThan(t *testing.T) {
 	os.Chtimes(s.EntryDir(damaged), old, old)
 
 	// Entry 4 is hit by a build while the eviction looks at it: kept.
-	defer func() { evictFound = nil }()
-	evictFound = func(k Sum) {
+	s.evictFound = func(k Sum) {
 		if k == keys[4] {
 			if _, err := s.Get(k); err != nil {
 				t.Errorf("Get: %v", err)
