@@ -156,6 +156,9 @@ func hipBundleFit(release *toolchain.Profile, args []string) string {
 			inputs = append(inputs, strings.TrimPrefix(a, "-input="))
 		case strings.HasPrefix(a, "-output="):
 			outputs++
+		case a == "-verbose":
+			// clang -v passes it on; the bundler prints nothing more
+			// for an uncompressed bundle.
 		default:
 			return "the bundler argument " + a
 		}

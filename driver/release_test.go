@@ -186,6 +186,8 @@ func TestReleaseShapes(t *testing.T) {
 		want string
 	}{
 		{jobs(hipDev, lld, bundle("host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx906"), hipHost), ""},
+		// clang -v passes -verbose to the bundler.
+		{jobs(hipDev, lld, bundle("host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx906", "-verbose"), hipHost), ""},
 		{jobs(nvDev), hipWhy("clang", "a compile for nvptx64-nvidia-cuda")},
 		{jobs(bundle("host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx906")), hipWhy("clang-offload-bundler", "a fat binary whose first entry is not the empty host-x86_64-unknown-linux")},
 		{jobs(bundle("host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa-gfx906")), hipWhy("clang-offload-bundler", "the bundle target hip-amdgcn-amd-amdhsa-gfx906")},
