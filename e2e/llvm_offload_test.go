@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/offcc/offcc/internal/llvmtest"
 )
 
 // TestLLVMOffloadTests runs LLVM's own OpenMP offload runtime tests,
@@ -40,7 +42,55 @@ import (
 // (lit's %t) must be named by path.
 func TestLLVMOffloadTests(t *testing.T) {
 	t.Parallel()
-	c := getCompiler(t)
+	runLLVMOffloadTests(t, getCompiler(t), litRelease22)
+}
+
+// TestLLVMOffloadTests19 runs the same tests with LLVM 19: offcc driving
+// Debian's clang 19 (--llvm-dir) against its privately unpacked OpenMP
+// runtime, with lit's features of clang 19; a file failing under offcc is
+// run again with clang 19 itself. clang 19 names kernels only after inodes
+// (toolchain.Profile.StableNames), so their names are not checked.
+func TestLLVMOffloadTests19(t *testing.T) {
+	t.Parallel()
+	c := offccOnly(t, "offcc's LLVM 19 profile")
+	llvmtest.Tool19(t, "clang")
+	llvmtest.OpenMP19(t)
+	runLLVMOffloadTests(t, c, litRelease19)
+}
+
+// litRelease is what running the tests with one LLVM release takes.
+type litRelease struct {
+	major      int
+	ref, refXX string   // the release's clang and clang++, the reference
+	offccArgs  string   // offcc's arguments that pick the release (shell words)
+	features   []string // lit's features
+	include    string   // the directory of the release's omp.h ("": clang's own)
+	lib        string   // the directory of its OpenMP runtime, for -L and LD_LIBRARY_PATH
+	rpath      bool     // link with -rpath to lib, as lit does for a runtime in LLVM's own tree
+	// stableNames: offcc names the kernels of a program under
+	// OFFCC_BASE_DIR by path, which the runner checks.
+	stableNames bool
+}
+
+// litRelease22 runs the tests with Debian's LLVM 22, offcc's default.
+var litRelease22 = litRelease{
+	major: 22, ref: refClang, refXX: refClangXX,
+	features: litFeatures, lib: llvmLib, rpath: true, stableNames: true,
+}
+
+// litRelease19 runs them with Debian's LLVM 19 and clang 19's OpenMP
+// runtime unpacked beside it: omp.h from there, and the runtime found by
+// LD_LIBRARY_PATH only (the host plugin loads libomp.so by name; a second
+// copy aborts the program).
+var litRelease19 = litRelease{
+	major: 19, ref: filepath.Join(llvmtest.Bin19, "clang"), refXX: filepath.Join(llvmtest.Bin19, "clang++"),
+	offccArgs: "--llvm-dir=" + llvmtest.Bin19,
+	features:  []string{litTarget, "clang", "clang-19", "unified_shared_memory"},
+	include:   filepath.Join(llvmtest.OMPLib19, "clang", "19", "include"), lib: llvmtest.OMPLib19,
+}
+
+// runLLVMOffloadTests runs every vendored test with c driving the release.
+func runLLVMOffloadTests(t *testing.T, c compiler, rel litRelease) {
 	root, err := filepath.Abs(filepath.Join("..", "testdata", "llvm-offload"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,20 +99,20 @@ func TestLLVMOffloadTests(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatalf("no tests under %s", root)
 	}
-	var st litStats
+	st := litStats{major: rel.major}
 	sem := make(chan struct{}, 2) // two at a time: each compile is itself parallel
 	start := time.Now()
 	t.Run("tests", func(t *testing.T) {
-		for _, rel := range files {
-			t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
+		for _, file := range files {
+			t.Run(strings.ReplaceAll(file, "/", "_"), func(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				runLLVMOffloadTest(t, c, root, rel, &st)
+				runLLVMOffloadTest(t, c, rel, root, file, &st)
 			})
 		}
 	})
-	t.Logf("%d LLVM offload tests in %v under %s: %s", len(files), time.Since(start).Round(time.Second), c.desc, st.summary())
+	t.Logf("%d LLVM offload tests in %v under %s with LLVM %d: %s", len(files), time.Since(start).Round(time.Second), c.desc, rel.major, st.summary())
 }
 
 // litTarget is lit's name of the host offload target (its
@@ -83,6 +133,7 @@ var litCommands = []string{"ar", "env", "mkdir"}
 
 // litStats counts the outcomes of the test files.
 type litStats struct {
+	major                           int // the LLVM release of the reference clang
 	mu                              sync.Mutex
 	passed, failed                  []string
 	skipFeature, skipRun, skipClang []string
@@ -98,9 +149,9 @@ func (s *litStats) summary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sorted := func(s []string) []string { return slices.Sorted(slices.Values(s)) }
-	return fmt.Sprintf("%d passed, %d failed %v, %d skipped for features (REQUIRES/UNSUPPORTED/XFAIL) %v, %d skipped for RUN lines this runner does not support %v, %d skipped as failing under clang 22 too %v",
+	return fmt.Sprintf("%d passed, %d failed %v, %d skipped for features (REQUIRES/UNSUPPORTED/XFAIL) %v, %d skipped for RUN lines this runner does not support %v, %d skipped as failing under clang %d too %v",
 		len(s.passed), len(s.failed), sorted(s.failed), len(s.skipFeature), sorted(s.skipFeature),
-		len(s.skipRun), sorted(s.skipRun), len(s.skipClang), sorted(s.skipClang))
+		len(s.skipRun), sorted(s.skipRun), len(s.skipClang), s.major, sorted(s.skipClang))
 }
 
 // litTestFiles lists the test files under root (lit's config.suffixes,
@@ -331,7 +382,8 @@ func (p *litExprParser) not() (bool, error) {
 
 // litSubst holds what lit's substitutions expand to.
 type litSubst struct {
-	cc, cxx  string // %clang, %clangxx
+	rel      litRelease
+	cc, cxx  string // %clang, %clangxx (with the release's arguments)
 	src, tmp string // %s, %t
 	testRoot string // lit's test_source_root, for -I
 }
@@ -342,9 +394,25 @@ var (
 )
 
 // flags is lit's %flags for the host target: the test root for includes,
-// LLVM's library directory to link and run with, no GPU libraries.
+// the OpenMP runtime's directory to link (and run) with, no GPU libraries.
 func (s litSubst) flags() string {
-	return "-I " + shq(s.testRoot) + " -L " + shq(llvmLib) + " -nogpulib -Wl,-rpath," + shq(llvmLib)
+	f := "-I " + shq(s.testRoot)
+	if s.rel.include != "" {
+		f += " -isystem " + shq(s.rel.include)
+	}
+	f += " -L " + shq(s.rel.lib) + " -nogpulib"
+	if s.rel.rpath {
+		f += " -Wl,-rpath," + shq(s.rel.lib)
+	}
+	return f
+}
+
+// cc returns the compiler as a shell word, with the release's arguments.
+func (s litSubst) shellCC(cc string) string {
+	if s.rel.offccArgs == "" || cc == s.rel.ref || cc == s.rel.refXX {
+		return shq(cc)
+	}
+	return shq(cc) + " " + s.rel.offccArgs
 }
 
 // compiler is %clang-<target> (or %clangxx-<target>): the compiler with
@@ -354,7 +422,7 @@ func (s litSubst) compiler(cxx bool) string {
 	if cxx {
 		cc = s.cxx
 	}
-	return shq(cc) + " -fopenmp -pthread " + s.flags() + " -fopenmp-targets=" + litTarget
+	return s.shellCC(cc) + " -fopenmp -pthread " + s.flags() + " -fopenmp-targets=" + litTarget
 }
 
 // expand expands one RUN line for the host target; it fails on a
@@ -403,9 +471,9 @@ func (s litSubst) expand(line string) (string, error) {
 		case "fcheck-plain-generic":
 			return fileCheck
 		case "clang":
-			return shq(s.cc)
+			return s.shellCC(s.cc)
 		case "clangxx":
-			return shq(s.cxx)
+			return s.shellCC(s.cxx)
 		case "openmp_flags":
 			return "-fopenmp -pthread"
 		case "flags":
@@ -463,9 +531,9 @@ func litRun(dir string, env, lines []string) (string, bool) {
 	return log.String(), true
 }
 
-// runLLVMOffloadTest runs one vendored test with the compiler under test,
-// and with clang 22 when it fails.
-func runLLVMOffloadTest(t *testing.T, c compiler, root, rel string, st *litStats) {
+// runLLVMOffloadTest runs one vendored test with the compiler under test
+// driving the release, and with the release's clang when it fails.
+func runLLVMOffloadTest(t *testing.T, c compiler, release litRelease, root, rel string, st *litStats) {
 	src := filepath.Join(root, filepath.FromSlash(rel))
 	text, err := os.ReadFile(src)
 	if err != nil {
@@ -479,14 +547,14 @@ func runLLVMOffloadTest(t *testing.T, c compiler, root, rel string, st *litStats
 		st.add(&st.failed, rel)
 		t.Fatalf("%s: %v", rel, err)
 	}
-	why, err := spec.ruledOut(litFeatures)
+	why, err := spec.ruledOut(release.features)
 	if err != nil {
 		st.add(&st.failed, rel)
 		t.Fatalf("%s: %v", rel, err)
 	}
 	if why != "" {
 		st.add(&st.skipFeature, rel)
-		t.Skipf("%s: %s (features here: %v)", rel, why, litFeatures)
+		t.Skipf("%s: %s (features here: %v)", rel, why, release.features)
 	}
 	// run builds and runs the test with the compilers cc and cxx in a
 	// fresh directory; prog is lit's %t, the program it builds.
@@ -494,7 +562,7 @@ func runLLVMOffloadTest(t *testing.T, c compiler, root, rel string, st *litStats
 		dir := t.TempDir()
 		_, tmp := tmpEnv(t)
 		prog = filepath.Join(dir, filepath.Base(rel)+".tmp")
-		sub := litSubst{cc: cc, cxx: cxx, src: src, tmp: prog, testRoot: root}
+		sub := litSubst{rel: release, cc: cc, cxx: cxx, src: src, tmp: prog, testRoot: root}
 		var lines []string
 		for _, l := range spec.run {
 			e, err := sub.expand(l)
@@ -503,7 +571,8 @@ func runLLVMOffloadTest(t *testing.T, c compiler, root, rel string, st *litStats
 			}
 			lines = append(lines, e)
 		}
-		log, ok = litRun(dir, append(append([]string{tmp}, offloadEnv...), env...), lines)
+		runEnv := []string{tmp, "OMP_TARGET_OFFLOAD=MANDATORY", "LD_LIBRARY_PATH=" + release.lib}
+		log, ok = litRun(dir, append(runEnv, env...), lines)
 		return log, prog, ok, nil
 	}
 	// lit names sources by absolute paths; OFFCC_BASE_DIR (as for a CMake
@@ -514,7 +583,7 @@ func runLLVMOffloadTest(t *testing.T, c compiler, root, rel string, st *litStats
 		t.Skipf("%s: not run: %v", rel, err)
 	}
 	if ok {
-		if !c.reference {
+		if !c.reference && release.stableNames {
 			if bad := litInodeKernels(t, prog); len(bad) > 0 {
 				st.add(&st.failed, rel)
 				t.Fatalf("%s passes, but the kernels of %s are named after inodes, not stably: %v\n%s", rel, prog, bad, log)
@@ -527,13 +596,13 @@ func runLLVMOffloadTest(t *testing.T, c compiler, root, rel string, st *litStats
 		st.add(&st.skipClang, rel)
 		t.Skipf("%s fails under clang (the compiler under test):\n%s", rel, log)
 	}
-	refLog, _, refOK, _ := run(refClang, refClangXX)
+	refLog, _, refOK, _ := run(release.ref, release.refXX)
 	if !refOK {
 		st.add(&st.skipClang, rel)
-		t.Skipf("%s fails under clang 22 too, not offcc's to fix:\n%s", rel, refLog)
+		t.Skipf("%s fails under clang %d too, not offcc's to fix:\n%s", rel, release.major, refLog)
 	}
 	st.add(&st.failed, rel)
-	t.Fatalf("%s fails under offcc but passes under clang 22:\n%s", rel, log)
+	t.Fatalf("%s fails under offcc but passes under clang %d:\n%s", rel, release.major, log)
 }
 
 // litKernelRE matches an OpenMP kernel name in llvm-nm output; its first
@@ -595,7 +664,7 @@ func TestLLVMOffloadLitParsing(t *testing.T) {
 			t.Errorf("evalLitExpr(%q): no error", expr)
 		}
 	}
-	s := litSubst{cc: "/cc", cxx: "/cxx", src: "/t/a.c", tmp: "/o/a.c.tmp", testRoot: "/t"}
+	s := litSubst{rel: litRelease22, cc: "/cc", cxx: "/cxx", src: "/t/a.c", tmp: "/o/a.c.tmp", testRoot: "/t"}
 	got, err := s.expand("%libomptarget-compileopt-run-and-check-generic -DX")
 	if err != nil {
 		t.Fatal(err)
@@ -605,6 +674,19 @@ func TestLLVMOffloadLitParsing(t *testing.T) {
 		filepath.Join(llvmBin, "FileCheck") + " /t/a.c -DX"
 	if got != wantLine {
 		t.Errorf("expanded to\n%s\nwant\n%s", got, wantLine)
+	}
+	// LLVM 19: offcc is told the release, and clang 19's omp.h and
+	// runtime are the unpacked ones, found without an rpath.
+	s19 := litSubst{rel: litRelease19, cc: "/cc", cxx: "/cxx", src: "/t/a.c", tmp: "/o/a.c.tmp", testRoot: "/t"}
+	got, err = s19.expand("%clang-generic %s -o %t && %clang -c %s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join(llvmtest.OMPLib19, "clang", "19", "include")
+	wantLine = "/cc --llvm-dir=" + llvmtest.Bin19 + " -fopenmp -pthread -I /t -isystem " + inc + " -L " + llvmtest.OMPLib19 + " -nogpulib" +
+		" -fopenmp-targets=" + litTarget + " /t/a.c -o /o/a.c.tmp && /cc --llvm-dir=" + llvmtest.Bin19 + " -c /t/a.c"
+	if got != wantLine {
+		t.Errorf("LLVM 19: expanded to\n%s\nwant\n%s", got, wantLine)
 	}
 	for _, line := range []string{"%libomptarget-compile-fortran-run-and-check-generic", "%libomptarget-compile-nvptx64-nvidia-cuda", "llvm-nm %t", "%libomptarget-compile-generic && %offload-tblgen"} {
 		if _, err := s.expand(line); err == nil {
