@@ -25,9 +25,11 @@ func (inv *Invocation) offload(ctx context.Context, llvm *toolchain.LLVM, opts *
 		return inv.errorf("%v", err)
 	}
 	defer b.close()
-	// A compile the cache holds whole is answered before it is planned
-	// (of a release offcc plans: the others' are not cached).
-	if llvm.Profile.Plans && b.restoreCommand() {
+	// A compile the cache holds whole is answered before it is planned.
+	// Of a release offcc plans only in part, the cache holds a compile
+	// whole only after offcc planned it and its jobs fit the release
+	// (releaseJobsFit): a command line clang ran whole stores nothing.
+	if b.restoreCommand() {
 		return 0
 	}
 	plan, fb, err := b.plan(ctx)
@@ -109,11 +111,11 @@ func (inv *Invocation) newOffloadBuild(llvm *toolchain.LLVM, opts *Options, kind
 		root:   inv.tempRoot(),
 	}
 	if !b.dryRun {
-		// A release offcc plans only in part reads its plans fresh from
-		// clang (releaseJobsFit checks what clang printed).
-		if b.plans = newPlanCache(c, inv.getenv); b.plans != nil && !llvm.Profile.Plans {
-			b.plans = nil
-		} else if b.plans != nil {
+		// A release offcc plans only in part has its cached plans checked
+		// as fresh ones are (releaseJobsFit: a plan moved from another
+		// place keeps that place's compile unit IDs and fails the check,
+		// and clang runs the command line whole).
+		if b.plans = newPlanCache(c, inv.getenv); b.plans != nil {
 			b.plans.tables = opts.tables()
 		}
 	}
