@@ -407,7 +407,7 @@ func setDeviceArch(f *actions.Artifact, arch string) {
 // the images its inputs hold, and join the same graph.
 func (p *planner) bindLink(j *clangJob) error {
 	args := j.argv[1:]
-	cl, err := linkerwrapper.ParseCommandLine(args)
+	cl, err := linkerwrapper.ParseReleaseCommandLine(p.env.steps.release, args)
 	if err != nil {
 		return unrecognized(j, "%v", err)
 	}

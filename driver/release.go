@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/toolchain"
@@ -21,13 +22,16 @@ const hostDeviceTriple = "x86_64-pc-linux-gnu"
 // (releaseJobsFit).
 func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Options) (toolchain.Shape, string) {
 	var shape toolchain.Shape
-	object := opts.CompileOnly && opts.SYCLBIN == "" && !opts.SaveTemps &&
+	plain := opts.SYCLBIN == "" && !opts.SaveTemps && !opts.PreprocessOnly &&
 		!slices.ContainsFunc(opts.Args, func(a *options.Arg) bool { return otherOutputs[a.Option.ID] })
+	object, link := plain && opts.CompileOnly, plain && !opts.CompileOnly
 	switch {
 	case kind == actions.None:
 		shape = toolchain.ShapePlainCompile
 	case kind == actions.OpenMP && object:
 		shape = toolchain.ShapeOpenMPHostCompile
+	case kind == actions.OpenMP && link:
+		shape = toolchain.ShapeOpenMPHostLink
 	case kind == actions.CUDA && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
 		shape = toolchain.ShapeCUDACompile
 	case kind == actions.HIP && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
@@ -69,7 +73,7 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 	}
 	for _, j := range jobs {
 		switch {
-		case j.isCC1() && shape == toolchain.ShapeOpenMPHostCompile:
+		case j.isCC1() && (shape == toolchain.ShapeOpenMPHostCompile || shape == toolchain.ShapeOpenMPHostLink):
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
@@ -114,7 +118,17 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 			}
 		case j.isCC1() || j.isCC1as():
 			// A plain compile's jobs are clang's own, run as printed.
-		case shape == toolchain.ShapeOpenMPHostCompile && j.tool == release.Packager:
+		case shape == toolchain.ShapeOpenMPHostLink && j.tool == "clang-linker-wrapper":
+			// Read with the release's wrapper options, as the link
+			// stage reads it (bindLink).
+			cl, err := linkerwrapper.ParseReleaseCommandLine(release, j.argv[1:])
+			if err != nil {
+				return unknown(j, err.Error())
+			}
+			if why := cl.Foreign(); why != "" {
+				return unknown(j, why)
+			}
+		case (shape == toolchain.ShapeOpenMPHostCompile || shape == toolchain.ShapeOpenMPHostLink) && j.tool == release.Packager:
 			for _, a := range j.argv[1:] {
 				spec, ok := strings.CutPrefix(a, "--image=")
 				if !ok {

@@ -106,7 +106,10 @@ func TestReleaseShapes(t *testing.T) {
 	}{
 		{[]string{"-c", "a.c"}, toolchain.ShapePlainCompile},
 		{append(omp, "-c", "a.c"), toolchain.ShapeOpenMPHostCompile},
-		{append(omp, "a.c"), ""},
+		{append(omp, "a.c"), toolchain.ShapeOpenMPHostLink},
+		{append(omp, "a.o", "b.o", "-o", "prog"), toolchain.ShapeOpenMPHostLink},
+		{append(omp, "-save-temps", "a.o"), ""},
+		{append(omp, "-E", "a.c"), ""},
 		{append(omp, "-S", "a.c"), ""},
 		{append(omp, "-c", "-emit-llvm", "a.c"), ""},
 		{append(omp, "-c", "-save-temps", "a.c"), ""},
@@ -127,7 +130,7 @@ func TestReleaseShapes(t *testing.T) {
 		if got != c.want || (got == "") != (why != "") {
 			t.Errorf("%q: shape %q (%s), want %q", c.line, got, why, c.want)
 		}
-		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole" {
+		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device, OpenMP links offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole" {
 			t.Errorf("%q: reason %q", c.line, why)
 		}
 	}
@@ -160,6 +163,31 @@ func TestReleaseShapes(t *testing.T) {
 	} {
 		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPHostCompile, o, c.jobs, nil); got != c.want {
 			t.Errorf("jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
+		}
+	}
+	// An OpenMP link: clang 19's clang-linker-wrapper, read with 19's
+	// wrapper options (--opt-level=, --device-debug); one with an option
+	// whose effect offcc's link stage lacks (--ptxas-arg=,
+	// --device-linker=, -mllvm) or that 19 rejects is clang 19's whole.
+	linkOpts := parse(append(omp, "a.c")...)
+	wrap19 := []string{"/l/clang-linker-wrapper", "--opt-level=O3", "--host-triple=x86_64-pc-linux-gnu", "--device-debug", "--linker-path=/usr/bin/ld", "-o", "a.out", "a.o", "-lomptarget.devicertl"}
+	linkWhy := func(tool, why string) string {
+		return "offcc does not recognise LLVM 19's job " + tool + " in OpenMP links offloading to the host device (" + why + "): clang 19 runs the command line whole"
+	}
+	for _, c := range []struct {
+		jobs []*clangJob
+		want string
+	}{
+		{jobs(host, pack, host, wrap19), ""},
+		{jobs(wrap19), ""},
+		{jobs(host, amd, wrap19), linkWhy("clang", "a compile for amdgcn-amd-amdhsa")},
+		{jobs(append(wrap19[:len(wrap19):len(wrap19)], "--ptxas-arg=-v")), linkWhy("clang-linker-wrapper", "offcc does not link as LLVM 19's clang-linker-wrapper does with --ptxas-arg=")},
+		{jobs(append(wrap19[:len(wrap19):len(wrap19)], "--device-linker=-z", "-mllvm", "-x")), linkWhy("clang-linker-wrapper", "offcc does not link as LLVM 19's clang-linker-wrapper does with --device-linker=, -mllvm")},
+		{jobs(append(wrap19[:len(wrap19):len(wrap19)], "--wrapper-jobs=x")), linkWhy("clang-linker-wrapper", "--wrapper-jobs=x: expected a positive integer or 'jobserver', got 'x'")},
+		{jobs(host, pack, host, []string{"/l/ld", "-o", "a.out", "a.o"}), linkWhy("ld", "a tool of another shape")},
+	} {
+		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPHostLink, linkOpts, c.jobs, nil); got != c.want {
+			t.Errorf("link jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
 		}
 	}
 	if got := releaseJobsFit(p19, toolchain.ShapePlainCompile, parse("-c", "a.c"), jobs(amd), nil); got != "" {

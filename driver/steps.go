@@ -8,6 +8,7 @@ import (
 	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // steps are offcc's in-process build steps. Each calls a typed API and
@@ -19,6 +20,9 @@ type steps struct {
 	// llvm is the major release of that clang: the bundler writes its
 	// bundle IDs (0: the newest release offcc knows).
 	llvm int
+	// release is the profile of that release (nil: the newest), whose
+	// clang-linker-wrapper the link stage reads and links as.
+	release *toolchain.Profile
 }
 
 // pack writes the offload binary out from device image files, as
@@ -41,6 +45,7 @@ func (s *steps) link(sh *actions.Shell, llvmWrapper string, cl *linkerwrapper.Co
 	return linkerwrapper.Plan(linkerwrapper.Config{
 		Clang:         s.clang,
 		LinkerWrapper: llvmWrapper,
+		Release:       s.release,
 		TempDir:       sh.TempDir(),
 		Verbose:       sh.Verbose(),
 	}, cl, out, sh.Stderr())

@@ -3,8 +3,8 @@ package e2e
 // offcc driving Debian's LLVM 19 (issue 37), against clang 19 itself (see
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
-// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
-// device, CUDA compiles and HIP compiles); every other command line it
+// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles and links to
+// the host device, CUDA compiles and HIP compiles); every other command line it
 // would plan is run by clang 19's driver whole, so that its outputs are
 // clang 19's bytes. The tests
 // check those bytes, the programs' runs, the jobs and their cache hits,
@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,11 +103,11 @@ type jobGraph struct {
 // TestLLVM19Drive: offcc with --llvm-dir of LLVM 19 gives clang 19's
 // objects byte for byte (OpenMP to the host device, HIP against Debian's
 // ROCm, CUDA with Debian's toolkit), and OpenMP programs that run as
-// clang 19's do. OpenMP compiles to the host device, CUDA compiles and
-// HIP compiles are planned: their device jobs run as jobs of their own,
-// with clang 19's tools, and a second build comes from the cache; OpenMP
-// links and CUDA and HIP -fgpu-rdc are run by clang 19 whole, as their
-// plan and -v say.
+// clang 19's do. OpenMP compiles and links to the host device, CUDA
+// compiles and HIP compiles are planned: their device jobs run as jobs of
+// their own, with clang 19's tools, and a second build comes from the
+// cache; OpenMP GPU targets and CUDA and HIP -fgpu-rdc are run by clang 19
+// whole, as their plan and -v say.
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
 	t.Run("openmp", func(t *testing.T) {
@@ -162,27 +163,42 @@ func TestLLVM19Drive(t *testing.T) {
 				t.Errorf("offcc -v with LLVM 19 does not say %q once:\n%s", line, r)
 			}
 		}
-		// The link is clang 19's whole (its clang-linker-wrapper), and the
-		// program runs as clang 19's.
-		cmdSpec{dir: dir, env: env, name: clang, args: args(openmpHost19, "basic.o", "-o", "ref")}.mustRun(t)
-		r = cmdSpec{dir: dir, env: traced, name: c.cc, args: args(llvm19Dir, openmpHost19, "basic.o", "-o", "prog")}.mustRun(t)
-		if jobs := traceJobs(r.stderr); len(jobs) != 0 {
-			t.Errorf("LLVM 19's link ran offcc's jobs:\n%s", r)
+		// A link of two objects made by clang 19 (tu_b.c defines a
+		// declare target global and function that tu_a.c's target
+		// regions use, each object listing its entries in 19's
+		// omp_offloading_entries) is planned: offcc's link stage links
+		// the device image and registers it as clang 19's
+		// clang-linker-wrapper does, to clang 19's program byte for byte;
+		// linked again, the device link is a cache hit.
+		for _, tu := range []string{"tu_a", "tu_b"} {
+			cmdSpec{dir: dir, env: env, name: clang, args: args(openmpHost19, "-c", srcPath(t, "twotu/"+tu+".c"), "-o", tu+".o")}.mustRun(t)
 		}
-		link := printGraph(t, c.cc, dir, env, args(openmpHost19, "basic.o", "-o", "prog"))
-		if len(link.Actions) != 1 || link.Actions[0].Kind != "fallback" || !strings.HasPrefix(link.Actions[0].Command[0], llvm19Bin+"/clang") ||
-			!strings.Contains(link.Actions[0].Fallback, "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole") {
-			t.Errorf("LLVM 19's link is not clang 19's driver whole: %+v", link)
+		link := args(openmpHost19, "tu_a.o", "tu_b.o")
+		sameAsClang19(t, c, clang, dir, env, "prog", link)
+		r = cmdSpec{dir: dir, env: traced, name: c.cc, args: args(llvm19Dir, link, "-o", "prog")}.mustRun(t)
+		jobs := strings.Join(traceJobs(r.stderr), "\n")
+		if !strings.Contains(jobs, "kind=device-link offload=device-openmp target="+offloadHost) || !strings.Contains(jobs, "kind=host-link") ||
+			strings.Contains(jobs, "fallback") || strings.Contains(jobs, "clang-linker-wrapper") {
+			t.Errorf("LLVM 19's link is not offcc's link stage:\n%s", r)
 		}
-		want := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "ref")}.mustRun(t)
+		for _, j := range traceJobs(r.stderr) {
+			if strings.Contains(j, "kind=device-link") && !strings.Contains(j, "cache=hit") {
+				t.Errorf("LLVM 19's device link linked again: %q, want a cache hit", j)
+			}
+		}
+		g = printGraph(t, c.cc, dir, env, args(link, "-o", "prog"))
+		plannedBy19(t, g, "OpenMP link")
+		if len(g.Actions) != 1 || g.Actions[0].Kind != "link" || len(g.Actions[0].Command) < 3 || !slices.Equal(g.Actions[0].Command[1:3], []string{"linker-wrapper", llvm19Dir}) {
+			t.Errorf("LLVM 19's link is not planned as offcc's link stage: %+v", g)
+		}
 		got := cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog")}.mustRun(t)
-		if got.stdout != want.stdout || !strings.Contains(got.stdout, "on device: yes") {
-			t.Errorf("offcc's LLVM 19 program printed %q, clang 19's %q", got.stdout, want.stdout)
+		if !strings.Contains(got.stdout, "on device: yes") || !strings.Contains(got.stdout, "bad=0") {
+			t.Errorf("offcc's LLVM 19 program printed %q", got.stdout)
 		}
-		// Compile and link in one step: clang 19 whole.
-		cmdSpec{dir: dir, env: env, name: c.cc, args: args(llvm19Dir, openmpHost19, "basic.c", "-o", "prog1")}.mustRun(t)
-		if got := (cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog1")}.mustRun(t)); got.stdout != want.stdout {
-			t.Errorf("offcc's one-step LLVM 19 program printed %q, clang 19's %q", got.stdout, want.stdout)
+		// Compile and link in one step: planned too, clang 19's program.
+		sameAsClang19(t, c, clang, dir, env, "prog1", args(openmpHost19, "basic.c"))
+		if got := (cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog1")}.mustRun(t)); !strings.Contains(got.stdout, "on device: yes") {
+			t.Errorf("offcc's one-step LLVM 19 program printed %q", got.stdout)
 		}
 		// A device offcc does not recognise in LLVM 19 (amdgcn) is clang
 		// 19's whole.

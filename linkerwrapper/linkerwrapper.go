@@ -2,9 +2,10 @@
 // from host objects and archives, links them per (triple, arch), wraps them
 // with registration code and runs the host link, like clang-linker-wrapper.
 //
-// Plan reads clang-linker-wrapper's (LLVM 22) command line and the inputs it
-// names and returns the link as typed actions, which the driver adds to its
-// running build graph; Main is the command-line tool ("offcc
+// Plan reads clang-linker-wrapper's command line (LLVM 22's, or LLVM 19's
+// for OpenMP to the host device: ParseReleaseCommandLine) and the inputs
+// it names and returns the link as typed actions, which the driver adds to
+// its running build graph; Main is the command-line tool ("offcc
 // linker-wrapper") on top of it. The device links run the same clang
 // command lines clang-linker-wrapper runs. The OpenMP registration object
 // is generated as LLVM IR text (the image bytes enter through an .incbin of
@@ -25,6 +26,7 @@ import (
 	"github.com/offcc/offcc/internal/tempname"
 	"github.com/offcc/offcc/packager"
 	"github.com/offcc/offcc/target"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // Config is what the link stage needs besides its command line.
@@ -39,6 +41,11 @@ type Config struct {
 	// LLC is LLVM's static compiler; empty means the one beside
 	// LinkerWrapper, with its version suffix.
 	LLC string
+	// Release is the profile of the LLVM release of Clang (nil: the
+	// newest offcc knows), whose clang-linker-wrapper Main reads the
+	// command line as (Plan takes the release the CommandLine was parsed
+	// for).
+	Release *toolchain.Profile
 	// TempDir is where temporary files are named: the build's private
 	// directory. Empty means os.TempDir(). With --save-temps they are named
 	// in the working directory instead.
@@ -85,20 +92,65 @@ func (c *Config) llc() string {
 // prog is the program name used in messages.
 const prog = "offcc"
 
-// CommandLine is a parsed clang-linker-wrapper command line.
+// CommandLine is a parsed clang-linker-wrapper command line, of one LLVM
+// release's wrapper.
 type CommandLine struct {
-	o    *options
-	args []string
+	o       *options
+	args    []string
+	release *toolchain.Profile
 }
 
-// ParseCommandLine parses clang-linker-wrapper's command line (without the
-// program name).
+// ParseCommandLine parses the newest release's clang-linker-wrapper
+// command line (without the program name).
 func ParseCommandLine(args []string) (*CommandLine, error) {
-	o, err := parseArgs(args)
+	return ParseReleaseCommandLine(nil, args)
+}
+
+// ParseReleaseCommandLine parses the command line (without the program
+// name) of the clang-linker-wrapper of release (nil: the newest offcc
+// knows), with that release's options; Plan links as that release's
+// wrapper does.
+func ParseReleaseCommandLine(release *toolchain.Profile, args []string) (*CommandLine, error) {
+	if release == nil {
+		release = toolchain.Preferred()
+	}
+	o, err := parseArgs(release.Wrapper, args)
 	if err != nil {
 		return nil, err
 	}
-	return &CommandLine{o: o, args: args}, nil
+	return &CommandLine{o: o, args: args, release: release}, nil
+}
+
+// Foreign returns why offcc's link stage would not link as the release's
+// clang-linker-wrapper does with this command line, naming the options,
+// or "": LLVM 19's options offcc has no effect of (--ptxas-arg= and
+// others), and those whose device link form offcc does not know in 19
+// (--device-linker=, --linker-arg=, -mllvm, --offload-opt=,
+// --embed-bitcode, --cuda-path=, --override-image=, -r). Plan hands such
+// a link to the release's clang-linker-wrapper whole.
+func (c *CommandLine) Foreign() string {
+	o := c.o
+	if o.form != toolchain.Wrapper19 {
+		return ""
+	}
+	names := append([]string(nil), o.foreign...)
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{
+		{"--device-linker=", len(o.deviceLinker) > 0}, {"--linker-arg=", len(o.linkerArgs) > 0},
+		{"-mllvm", len(o.mllvm) > 0}, {"--offload-opt=", len(o.pluginOpts) > len(o.mllvm)},
+		{"--embed-bitcode", o.embedBitcode}, {"--cuda-path=", o.cudaPath != ""},
+		{"--override-image=", o.overrideImage}, {"--relocatable", o.relocatable},
+	} {
+		if f.given {
+			names = append(names, f.name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("offcc does not link as LLVM %d's clang-linker-wrapper does with %s", c.release.Major, strings.Join(names, ", "))
 }
 
 // Inputs returns the input files the command line names, in link order
@@ -134,6 +186,7 @@ func (c *CommandLine) withOutput() *options {
 // linkPlan is one run of Plan.
 type linkPlan struct {
 	cfg     *Config
+	release *toolchain.Profile
 	o       *options
 	tmpDir  string
 	outBase string
@@ -155,6 +208,23 @@ type linkPlan struct {
 // file.
 func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) ([]*actions.Action, error) {
 	o := cl.withOutput()
+	if out == nil {
+		out = actions.NewArtifact(o.output)
+	}
+	l := &linkPlan{cfg: &cfg, release: cl.release, o: o, tmpDir: cfg.TempDir, outBase: filepath.Base(o.output),
+		used: map[string]bool{}, out: out, inputs: map[string]*actions.Artifact{}}
+	if l.tmpDir == "" {
+		l.tmpDir = os.TempDir()
+	}
+	handOff := func(why string) []*actions.Action {
+		if cfg.Verbose && notes != nil {
+			fmt.Fprintf(notes, "%s: note: linking with %s: %s\n", prog, cfg.linkerWrapper(), why)
+		}
+		return []*actions.Action{l.handOff(cl.args)}
+	}
+	if why := cl.Foreign(); why != "" {
+		return handOff(why), nil
+	}
 	switch {
 	case o.relocatable:
 		return nil, errors.New("relocatable linking (-r) is not supported yet")
@@ -162,14 +232,6 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 		return nil, errors.New("--override-image is not supported yet")
 	case o.linkerPath == "" && o.syclbin == "":
 		return nil, errors.New("linker path missing, must pass 'linker-path'")
-	}
-	if out == nil {
-		out = actions.NewArtifact(o.output)
-	}
-	l := &linkPlan{cfg: &cfg, o: o, tmpDir: cfg.TempDir, outBase: filepath.Base(o.output),
-		used: map[string]bool{}, out: out, inputs: map[string]*actions.Artifact{}}
-	if l.tmpDir == "" {
-		l.tmpDir = os.TempDir()
 	}
 
 	if o.syclbin != "" {
@@ -195,6 +257,9 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 				prog, cfg.linkerWrapper(), strings.Join(res.unreadable, ", "))
 		}
 		return []*actions.Action{l.handOff(cl.args)}, nil
+	}
+	if why := l.releaseImages(res.images); why != "" {
+		return handOff(why), nil
 	}
 	for _, im := range res.images {
 		switch k := im.image.Offload; {
@@ -267,6 +332,23 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 	}
 	acts = append(acts, l.hostLink(wrapperObjs))
 	return acts, nil
+}
+
+// releaseImages returns why offcc's link stage does not link the images
+// as the release's clang-linker-wrapper does, or "": LLVM 19's links its
+// GPU images (LLVM IR) in-process, with its own LTO, so offcc links only
+// OpenMP objects for a CPU (the host device) as 19's does.
+func (l *linkPlan) releaseImages(images []deviceImage) string {
+	if l.o.form != toolchain.Wrapper19 {
+		return ""
+	}
+	for _, im := range images {
+		if im.image.Offload != packager.OffloadOpenMP || im.image.Kind != packager.ImageObject || target.IsGPU(im.triple) {
+			return fmt.Sprintf("offcc links only LLVM %d's OpenMP objects for the host device, not %s's %s image for %s",
+				l.release.Major, im.source, im.image.Kind, im.triple)
+		}
+	}
+	return ""
 }
 
 // actionOffload is the offload model of the actions that handle images of
@@ -402,6 +484,20 @@ func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink
 		}
 		return nil
 	}
+	if o.form == toolchain.Wrapper19 {
+		a, out, err := l.deviceLinkArgs19(triple, arch, files)
+		if err != nil {
+			return nil, err
+		}
+		link := &actions.Action{
+			Kind: actions.DeviceLink, Offload: offload, Device: true, Target: gr.id,
+			Inputs:  ex.Outputs,
+			Outputs: []*actions.Artifact{actions.NewArtifact(out)},
+			Command: a,
+			Cost:    1,
+		}
+		return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
+	}
 	out := l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(triple), arch), "img")
 	amd, nv, spirv := target.IsAMDGPU(triple), target.IsNVPTX(triple), target.IsSPIRV(triple)
 	// -dumpdir names the full output path, the temporary only its base name.
@@ -483,6 +579,51 @@ func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink
 	return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
 }
 
+// deviceLinkArgs19 returns the device link LLVM 19's clang-linker-wrapper
+// runs for a group of object files (Plan hands it every other kind of
+// image), and the image it writes: "clang --no-default-config -o IMG
+// --target=T -march=ARCH -O<n> -Wl,--no-undefined FILES", ARCH native for
+// an image without an arch (IMG is then OUT.x86_64.native.img), the host
+// link's libraries for a CPU, then -g, -save-temps and -v for
+// --device-debug, --save-temps and --wrapper-verbose (toolchain.Wrapper19).
+func (l *linkPlan) deviceLinkArgs19(triple, arch string, files []string) ([]string, string, error) {
+	o := l.o
+	if arch == "" {
+		arch = "native"
+	}
+	out := l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(triple), arch), "img")
+	level := o.optLevel
+	if level == "" {
+		level = "O2"
+	}
+	march := "-march=" + arch
+	if target.IsAMDGPU(triple) {
+		march = "-mcpu=" + arch
+	}
+	a := []string{l.cfg.clang(), "--no-default-config", "-o", out, "--target=" + triple, march, "-" + level}
+	if !target.IsNVPTX(triple) {
+		a = append(a, "-Wl,--no-undefined")
+	}
+	a = append(a, files...)
+	if !target.IsGPU(triple) {
+		a = append(a, "-Wl,-Bsymbolic", "-shared")
+		libs, err := hostLibraries(o)
+		if err != nil {
+			return nil, "", err
+		}
+		a = append(a, libs...)
+	}
+	for _, f := range []struct {
+		arg   string
+		given bool
+	}{{"-g", o.deviceDebug}, {"-save-temps", o.saveTemps}, {"-v", o.verbose}} {
+		if f.given {
+			a = append(a, f.arg)
+		}
+	}
+	return a, out, nil
+}
+
 // hostLibraries returns what a CPU device link copies from the host link, as
 // clang-linker-wrapper does: inputs that are archives or shared objects,
 // -l, -L, -rpath and the --whole-archive markers, in order.
@@ -533,6 +674,7 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 		ls = append(ls, linked{d.g.id.Triple, d.arch, d.link.Outputs[0].Path})
 	}
 	printIR, triple, irFile := l.o.printWrapped, l.o.hostTriple, wrap.Outputs[0].Path
+	entries := entriesOf(l.release)
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
 		var wimgs []wrappedImage
 		for _, d := range ls {
@@ -543,7 +685,7 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 			blob, off := packImage(d.triple, d.arch, data)
 			wimgs = append(wimgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 		}
-		return writeModule(sh, irFile, openMPWrapperIR(triple, wimgs), printIR)
+		return writeModule(sh, irFile, openMPWrapperIR(triple, entries, wimgs), printIR)
 	}
 	return wrap, compile
 }

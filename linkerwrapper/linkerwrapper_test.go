@@ -7,12 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/offcc/offcc/actions"
 	"github.com/offcc/offcc/internal/llvmtest"
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/toolchain"
 )
 
 var llvmBin = llvmtest.Bin
@@ -315,7 +317,7 @@ func TestDeviceLinkFailure(t *testing.T) {
 }
 
 func TestParseArgs(t *testing.T) {
-	o, err := parseArgs([]string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld",
+	o, err := parseArgs(toolchain.Wrapper22, []string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld",
 		"-o", "out", "-Lx", "-L", "y", "--library-path=z", "-lfoo", "-l", "bar", "-mllvm", "-a",
 		"--offload-opt=-b", "--device-linker=-lq", "--device-linker=amdgcn-amd-amdhsa=-lr",
 		"--wrapper-jobs=3", "--dry-run", "--should-extract=gfx90a", "m.o", "--as-needed", "-rpath", "/rp"})
@@ -336,7 +338,7 @@ func TestParseArgs(t *testing.T) {
 		t.Errorf("device linker %q", o.deviceLinker)
 	}
 	for _, bad := range [][]string{{"--wrapper-foo"}, {"--wrapper-jobs=x"}, {"-o"}} {
-		if _, err := parseArgs(bad); err == nil {
+		if _, err := parseArgs(toolchain.Wrapper22, bad); err == nil {
 			t.Errorf("parseArgs(%q) succeeded", bad)
 		}
 	}
@@ -387,7 +389,7 @@ func TestWrapperObjectTwoImages(t *testing.T) {
 		writeFile(t, p, string(blob))
 		imgs = append(imgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 	}
-	writeFile(t, filepath.Join(dir, "w.ll"), openMPWrapperIR("x86_64-pc-linux-gnu", imgs))
+	writeFile(t, filepath.Join(dir, "w.ll"), openMPWrapperIR("x86_64-pc-linux-gnu", entriesOf(toolchain.Preferred()), imgs))
 	clang(t, dir, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", "w.o", "w.ll")
 	out, err := exec.Command(filepath.Join(llvmBin, "llvm-objdump"), "--offloading", filepath.Join(dir, "w.o")).CombinedOutput()
 	if err != nil {
@@ -496,5 +498,95 @@ func TestLLCBesideTheWrapper(t *testing.T) {
 		if got := tc.cfg.llc(); got != tc.want {
 			t.Errorf("%+v: llc %s, want %s", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+// TestRelease19: LLVM 19's clang-linker-wrapper command line is read with
+// its options (--opt-level= and --device-debug are the wrapper's, not the
+// host linker's; --ptxas-arg= is one offcc has no effect of), and a link
+// whose inputs hold anything but OpenMP objects for the host device (19
+// links GPU images, LLVM IR, with its own LTO) is handed to 19's
+// clang-linker-wrapper whole, with a note.
+func TestRelease19(t *testing.T) {
+	p19 := toolchain.ProfileOf(19)
+	line := []string{"--opt-level=O3", "--host-triple=x86_64-pc-linux-gnu", "--device-debug", "--linker-path=/usr/bin/ld", "-o", "prog", "a.o"}
+	cl, err := ParseReleaseCommandLine(p19, line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cl.o; o.optLevel != "O3" || !o.deviceDebug || strings.Join(o.hostArgs, " ") != "-o prog a.o" || cl.Foreign() != "" {
+		t.Errorf("LLVM 19: opt level %q, debug %v, host args %q, foreign %q", o.optLevel, o.deviceDebug, o.hostArgs, cl.Foreign())
+	}
+	if cl22, err := ParseCommandLine(line); err != nil || !slices.Contains(cl22.o.hostArgs, "--opt-level=O3") {
+		t.Errorf("LLVM 22 (no --opt-level=): %v", err)
+	}
+	cl, err = ParseReleaseCommandLine(p19, append(line, "--ptxas-arg=-v", "--linker-arg=-z"))
+	if want := "offcc does not link as LLVM 19's clang-linker-wrapper does with --ptxas-arg=, --linker-arg="; err != nil || cl.Foreign() != want {
+		t.Errorf("foreign options: %v, %q, want %q", err, cl.Foreign(), want)
+	}
+
+	dir := t.TempDir()
+	img := filepath.Join(dir, "amd.out")
+	blob := packager.Marshal([]packager.Image{{Kind: packager.ImageBitcode, Offload: packager.OffloadOpenMP,
+		Strings: []packager.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx906"}}, Data: []byte("BC\xc0\xde")}})
+	writeFile(t, img, string(blob))
+	cl, err = ParseReleaseCommandLine(p19, []string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "-o", "prog", img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes bytes.Buffer
+	acts, err := Plan(Config{LinkerWrapper: "/l19/clang-linker-wrapper", Verbose: true}, cl, nil, &notes)
+	if err != nil || len(acts) != 1 || acts[0].Command[0] != "/l19/clang-linker-wrapper" ||
+		!strings.Contains(notes.String(), "offcc links only LLVM 19's OpenMP objects for the host device, not "+img+"'s llvm ir image for amdgcn-amd-amdhsa") {
+		t.Errorf("LLVM 19's GPU image: %v, %d actions, notes %q", err, len(acts), notes.String())
+	}
+}
+
+// TestDryRun19MatchesClang: offcc's --dry-run of LLVM 19's OpenMP link to
+// the host device prints the device link (-march=native, -O<n>, no
+// -dumpdir; -g, -save-temps and -v) and host link that LLVM 19's
+// clang-linker-wrapper prints for objects clang 19 made.
+func TestDryRun19MatchesClang(t *testing.T) {
+	clang19 := llvmtest.Tool19(t, "clang")
+	wrapper19 := llvmtest.Tool19(t, "clang-linker-wrapper")
+	llvmtest.OpenMP19(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.c"), "int main(void) { int v = 0;\n#pragma omp target map(from: v)\n v = 42;\n return v != 42; }\n")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	flags := []string{"-fopenmp", hostTarget, "-L" + llvmtest.OMPLib19}
+	run(clang19, append(flags, "-c", "m.c", "-o", "m.o")...)
+	// (Absolute paths: Main reads the object from the test's directory.)
+	lines := strings.Split(strings.TrimSpace(run(clang19, append(flags, filepath.Join(dir, "m.o"), "-O1", "-g", "-o", filepath.Join(dir, "m"), "-###")...)), "\n")
+	argv, err := actions.SplitHash(lines[len(lines)-1])
+	if err != nil || !strings.HasSuffix(argv[0], "clang-linker-wrapper") {
+		t.Fatalf("clang 19's link job %q: %v", lines[len(lines)-1], err)
+	}
+	args := append(argv[1:], "--dry-run", "--save-temps", "--wrapper-verbose")
+	var stdout, stderr bytes.Buffer
+	cfg := Config{Clang: clang19, LinkerWrapper: wrapper19, Release: toolchain.ProfileOf(19), Stdout: &stdout, Stderr: &stderr}
+	if rc := Main(context.Background(), cfg, args); rc != 0 {
+		t.Fatalf("Main = %d\n%s", rc, stderr.String())
+	}
+	ours := stderr.String()
+	if dev := firstLine(ours, "--target=x86_64"); !strings.Contains(dev, " --target=x86_64-pc-linux-gnu -march=native -O1 -Wl,--no-undefined ") {
+		t.Errorf("LLVM 19's device link %q", dev)
+	}
+	cmd := exec.Command(wrapper19, args...)
+	cmd.Dir = dir
+	theirs, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang-linker-wrapper 19: %v\n%s", err, theirs)
+	}
+	if got, want := strings.Join(normalizeDryRun(ours), "\n"), strings.Join(normalizeDryRun(string(theirs)), "\n"); got != want {
+		t.Errorf("dry run differs from clang-linker-wrapper 19's\nours:\n%s\ntheirs:\n%s", got, want)
 	}
 }

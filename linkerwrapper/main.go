@@ -27,7 +27,7 @@ func Main(ctx context.Context, cfg Config, args []string) int {
 		fmt.Fprintf(cfg.Stderr, "%s: error: %v\n", prog, err)
 		return 1
 	}
-	cl, err := ParseCommandLine(args)
+	cl, err := ParseReleaseCommandLine(cfg.Release, args)
 	if err != nil {
 		return fail(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/target"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // optID names one clang-linker-wrapper option (LinkerWrapperOpts.td).
@@ -46,6 +47,9 @@ const (
 	optSYCLBIN        // --syclbin=STATE: offcc's SYCLBIN mode
 	optSYCLBINVersion // --syclbin-version=N
 	optIgnored        // accepted wrapper options offcc has no use for
+	optOptLevel       // --opt-level=O<n> (LLVM 19): -O<n> of every device link
+	optDeviceDebug    // --device-debug (LLVM 19): -g in every device link
+	optForeign        // LLVM 19's options whose effect offcc's link stage does not have
 	optDashDash
 )
 
@@ -70,6 +74,7 @@ type optSpec struct {
 
 // optTable mirrors clang-linker-wrapper's option table (LLVM 22). Options not
 // listed are host linker arguments, passed through unchanged and in order.
+// optTable19 is LLVM 19's (tableFor).
 var optTable = []optSpec{
 	{"--host-triple=", formJoined, optHostTriple, true},
 	{"--triple=", formJoined, optTriple, true},
@@ -116,13 +121,50 @@ var optTable = []optSpec{
 	{"--", formFlag, optDashDash, true},
 }
 
-// matchOption finds the longest table entry matching arg. It returns the
-// spec, the joined value (if any) and whether the value is in the next
+// only22 are the options of LLVM 22's clang-linker-wrapper that LLVM 19's
+// lacks (offcc's own --syclbin= ones, which need 22, among them).
+var only22 = map[string]bool{
+	"--compiler-arg=": true, "--device-compiler=": true, "--emit-fatbin-only": true, "--should-extract=": true,
+	"--syclbin=": true, "--syclbin-version=": true,
+}
+
+// optTable19 is LLVM 19's clang-linker-wrapper option table (its
+// --help-hidden): LLVM 22's without only22, with 19's own options.
+var optTable19 = func() []optSpec {
+	var t []optSpec
+	for _, s := range optTable {
+		if !only22[s.name] {
+			t = append(t, s)
+		}
+	}
+	return append(t,
+		optSpec{"--opt-level=", formJoined, optOptLevel, true},
+		optSpec{"--device-debug", formFlag, optDeviceDebug, true},
+		optSpec{"--ptxas-arg=", formJoined, optForeign, true},
+		optSpec{"--bitcode-library=", formJoined, optForeign, true},
+		optSpec{"--builtin-bitcode=", formJoined, optForeign, true},
+		optSpec{"--clang-backend", formFlag, optForeign, true},
+		optSpec{"--pass-remarks=", formJoined, optForeign, true},
+		optSpec{"--pass-remarks-missed=", formJoined, optForeign, true},
+		optSpec{"--pass-remarks-analysis=", formJoined, optForeign, true},
+	)
+}()
+
+// tableFor returns the option table of a release's clang-linker-wrapper.
+func tableFor(form toolchain.WrapperForm) []optSpec {
+	if form == toolchain.Wrapper19 {
+		return optTable19
+	}
+	return optTable
+}
+
+// matchOption finds the longest entry of table matching arg. It returns
+// the spec, the joined value (if any) and whether the value is in the next
 // argument.
-func matchOption(arg string) (spec *optSpec, value string, needNext bool) {
+func matchOption(table []optSpec, arg string) (spec *optSpec, value string, needNext bool) {
 	best := -1
-	for i := range optTable {
-		s := &optTable[i]
+	for i := range table {
+		s := &table[i]
 		ok := false
 		switch s.form {
 		case formFlag, formSeparate:
@@ -132,14 +174,14 @@ func matchOption(arg string) (spec *optSpec, value string, needNext bool) {
 		case formJoinedSep:
 			ok = strings.HasPrefix(arg, s.name)
 		}
-		if ok && (best < 0 || len(s.name) > len(optTable[best].name)) {
+		if ok && (best < 0 || len(s.name) > len(table[best].name)) {
 			best = i
 		}
 	}
 	if best < 0 {
 		return nil, "", false
 	}
-	s := &optTable[best]
+	s := &table[best]
 	switch s.form {
 	case formSeparate:
 		return s, "", true
@@ -206,8 +248,17 @@ type options struct {
 	syclbin        string
 	syclbinVersion int
 	// compress (--compress) asks for a compressed HIP fat binary.
-	compress          bool
-	overrideImage     bool
+	compress      bool
+	overrideImage bool
+	// form is the release's clang-linker-wrapper the command line is
+	// parsed as, and whose device links Plan writes.
+	form toolchain.WrapperForm
+	// optLevel is --opt-level's value (LLVM 19; "": O2) and deviceDebug
+	// --device-debug's; foreign names the options given that offcc's
+	// link stage has no effect of (LLVM 19's --ptxas-arg= and others).
+	optLevel          string
+	deviceDebug       bool
+	foreign           []string
 	wrapperJobs       int // 0: not given
 	wrapperJobserver  bool
 	cudaPath, sysroot string
@@ -222,9 +273,10 @@ type options struct {
 	items []item
 }
 
-// parseArgs parses clang-linker-wrapper's command line.
-func parseArgs(args []string) (*options, error) {
-	o := &options{shouldExtract: map[string]bool{}, outIndex: -1}
+// parseArgs parses the command line of a release's clang-linker-wrapper.
+func parseArgs(form toolchain.WrapperForm, args []string) (*options, error) {
+	o := &options{shouldExtract: map[string]bool{}, outIndex: -1, form: form}
+	table := tableFor(form)
 	afterDashDash := false
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -232,7 +284,7 @@ func parseArgs(args []string) (*options, error) {
 			o.passThrough(args, &i)
 			continue
 		}
-		spec, val, needNext := matchOption(arg)
+		spec, val, needNext := matchOption(table, arg)
 		if spec == nil {
 			if strings.HasPrefix(arg, "--wrapper-") || strings.HasPrefix(arg, "-wrapper-") {
 				return nil, fmt.Errorf("unknown argument: '%s'", arg)
@@ -343,6 +395,12 @@ func parseArgs(args []string) (*options, error) {
 				return nil, fmt.Errorf("invalid value '%s' in '--syclbin-version=': expected 1 or 2", val)
 			}
 			o.syclbinVersion = int(val[0] - '0')
+		case optOptLevel:
+			o.optLevel = val
+		case optDeviceDebug:
+			o.deviceDebug = true
+		case optForeign:
+			o.foreign = append(o.foreign, spec.name)
 		case optDashDash:
 			afterDashDash = true
 		case optTriple, optArch, optIgnored:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // wrappedImage is one linked device image ready for registration: the blob
@@ -32,15 +33,30 @@ func packImage(triple, arch string, data []byte) ([]byte, uint64) {
 	return blob, binary.LittleEndian.Uint64(blob[56:64])
 }
 
+// offloadEntries is how a release's host objects list their offload
+// entries (toolchain.Profile.OffloadEntriesSection and OffloadEntry): the
+// section, whose __start_ and __stop_ symbols the registration module
+// names, and the LLVM IR type of one entry.
+type offloadEntries struct{ section, typ string }
+
+// entriesOf returns a release's offload entries.
+func entriesOf(release *toolchain.Profile) offloadEntries {
+	return offloadEntries{section: release.OffloadEntriesSection, typ: release.OffloadEntry}
+}
+
 // openMPWrapperIR returns the registration module clang-linker-wrapper
 // generates for OpenMP (llvm/lib/Frontend/Offloading/OffloadWrapper.cpp,
-// createBinDesc), as LLVM IR text for the host triple; the data layout is
+// createBinDesc), as LLVM IR text for the host triple, with the release's
+// offload entries (LLVM 19's module is 22's with its entries; its dummy
+// entry has no explicit alignment, the type's own, 8, and it prints the
+// images' getelementptrs over their array types: llc writes the same
+// object from either text); the data layout is
 // left to the code generator, so the same text serves every ELF host. Each
 // blob is an internal constant in section .llvm.offloading (which LLVM
 // gives type SHT_LLVM_OFFLOADING), aligned to 8, named as LLVM names it
 // (.omp_offloading.device_image, then .1, .2, ...), so that the object is
 // the wrapper's byte for byte.
-func openMPWrapperIR(triple string, images []wrappedImage) string {
+func openMPWrapperIR(triple string, entries offloadEntries, images []wrappedImage) string {
 	var b strings.Builder
 	size := 8192
 	for _, im := range images {
@@ -50,16 +66,17 @@ func openMPWrapperIR(triple string, images []wrappedImage) string {
 	b.WriteString("; ModuleID = 'offload.wrapper.module'\n")
 	b.WriteString("source_filename = \"offload.wrapper.module\"\n")
 	fmt.Fprintf(&b, "target triple = \"%s\"\n", irAsmEscape(triple))
-	b.WriteString(`
-%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }
-%__tgt_device_image = type { ptr, ptr, ptr, ptr }
-%__tgt_bin_desc = type { i32, ptr, ptr, ptr }
+	sec := entries.section
+	fmt.Fprintf(&b, `
+%%struct.__tgt_offload_entry = type %s
+%%__tgt_device_image = type { ptr, ptr, ptr, ptr }
+%%__tgt_bin_desc = type { i32, ptr, ptr, ptr }
 
-@__start_llvm_offload_entries = external hidden constant [0 x %struct.__tgt_offload_entry]
-@__stop_llvm_offload_entries = external hidden constant [0 x %struct.__tgt_offload_entry]
-@__dummy.llvm_offload_entries = internal constant [0 x %struct.__tgt_offload_entry] zeroinitializer, section "llvm_offload_entries", align 8
-@llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.llvm_offload_entries], section "llvm.metadata"
-`)
+@__start_%s = external hidden constant [0 x %%struct.__tgt_offload_entry]
+@__stop_%s = external hidden constant [0 x %%struct.__tgt_offload_entry]
+@__dummy.%s = internal constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section "%s", align 8
+@llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.%s], section "llvm.metadata"
+`, entries.typ, sec, sec, sec, sec, sec)
 	for i, im := range images {
 		fmt.Fprintf(&b, "@%s = internal unnamed_addr constant [%d x i8] c\"%s\", section \".llvm.offloading\", align 8\n",
 			imageSymbol(i), len(im.blob), irString(im.blob))
@@ -70,11 +87,11 @@ func openMPWrapperIR(triple string, images []wrappedImage) string {
 			b.WriteString(", ")
 		}
 		sym := imageSymbol(i)
-		fmt.Fprintf(&b, "%%__tgt_device_image { ptr getelementptr (i8, ptr @%s, i64 %d), ptr getelementptr (i8, ptr @%s, i64 %d), ptr @__start_llvm_offload_entries, ptr @__stop_llvm_offload_entries }",
-			sym, im.imageOffset, sym, im.imageOffset+im.imageSize)
+		fmt.Fprintf(&b, "%%__tgt_device_image { ptr getelementptr (i8, ptr @%s, i64 %d), ptr getelementptr (i8, ptr @%s, i64 %d), ptr @__start_%s, ptr @__stop_%s }",
+			sym, im.imageOffset, sym, im.imageOffset+im.imageSize, sec, sec)
 	}
 	b.WriteString("]\n")
-	fmt.Fprintf(&b, "@.omp_offloading.descriptor = internal constant %%__tgt_bin_desc { i32 %d, ptr @.omp_offloading.device_images, ptr @__start_llvm_offload_entries, ptr @__stop_llvm_offload_entries }\n", len(images))
+	fmt.Fprintf(&b, "@.omp_offloading.descriptor = internal constant %%__tgt_bin_desc { i32 %d, ptr @.omp_offloading.device_images, ptr @__start_%s, ptr @__stop_%s }\n", len(images), sec, sec)
 	b.WriteString(`@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 101, ptr @.omp_offloading.descriptor_reg, ptr null }]
 
 define internal void @.omp_offloading.descriptor_reg() section ".text.startup" {

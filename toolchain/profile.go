@@ -43,6 +43,15 @@ type Profile struct {
 	// its offload entries (kernels and globals), whose format changed
 	// with its name.
 	OffloadEntriesSection string
+	// OffloadEntry is the LLVM IR type of one entry of that section, as
+	// clang-linker-wrapper's OpenMP registration module declares it (19:
+	// { ptr addr, ptr name, i64 size, i32 flags, i32 data }, 32 bytes;
+	// 22: { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }, 56 bytes).
+	OffloadEntry string
+	// Wrapper is the form of this release's clang-linker-wrapper: its
+	// options and the device links it runs, which offcc's link stage
+	// (package linkerwrapper) reads and writes as it does.
+	Wrapper WrapperForm
 	// StableNames says whether clang hashes the name of a source file it
 	// cannot find into OpenMP kernel names (LLVM PR 131646, clang 21):
 	// older ones stop with "Unable to get unique ID", so their OpenMP
@@ -70,6 +79,18 @@ const (
 	// (the offload binary and the .llvm.offloading section are the same
 	// bytes in 19 and 22); the entries section is the backend's own.
 	ShapeOpenMPHostCompile Shape = "OpenMP compiles (-c) offloading to the host device"
+	// ShapeOpenMPHostLink: an OpenMP link offloading to the host device
+	// only, of objects or of sources compiled with it (whose jobs are
+	// those of ShapeOpenMPHostCompile): clang-linker-wrapper, its
+	// arguments read with the release's wrapper options (Wrapper), none
+	// of whose effect offcc's link stage lacks. The link stage (package
+	// linkerwrapper) links the host-device images as the release's
+	// wrapper does, writes the registration module with the release's
+	// offload entries (OffloadEntriesSection, OffloadEntry) and runs the
+	// host link; a link whose inputs hold other images (LLVM 19's GPU
+	// images are LLVM IR its wrapper links in-process) it hands to the
+	// release's clang-linker-wrapper whole.
+	ShapeOpenMPHostLink Shape = "OpenMP links offloading to the host device"
 	// ShapeCUDACompile: a CUDA compile (-c) without -fgpu-rdc or
 	// --offload-new-driver: clang -cc1 for the host (x86_64-pc-linux-gnu)
 	// and nvptx64-nvidia-cuda, ptxas and fatbinary (NVIDIA's, run with
@@ -90,6 +111,30 @@ const (
 	ShapeHIPCompile Shape = "HIP compiles (-c)"
 )
 
+// A WrapperForm is the form of one release's clang-linker-wrapper
+// (Profile.Wrapper): the options it takes and how it runs a device link.
+type WrapperForm int
+
+const (
+	// Wrapper22 is LLVM 22's clang-linker-wrapper: --compiler-arg=,
+	// --device-compiler=, --emit-fatbin-only and --should-extract=; a
+	// device link names -dumpdir, -march= (AMD: -mcpu=) only for an image
+	// with an arch, and passes --device-linker= values with -Xlinker.
+	Wrapper22 WrapperForm = iota
+	// Wrapper19 is LLVM 19's: it takes --opt-level=O<n> (clang's -O<n>
+	// at the link), --device-debug (-g), --ptxas-arg=,
+	// --bitcode-library=, --builtin-bitcode=, --clang-backend and
+	// --pass-remarks*=; a device link is "clang --no-default-config -o
+	// IMG --target=T -march=ARCH -O<n> -Wl,--no-undefined FILES..." with
+	// ARCH native for an image without one (a CPU's: its temporary is
+	// named OUT.x86_64.native.img), -O2 by default, no -dumpdir, and
+	// -g, -save-temps and -v after the libraries for --device-debug,
+	// --save-temps and --wrapper-verbose. Its GPU images are LLVM IR it
+	// links in-process (its own LTO), and --device-linker= and
+	// --linker-arg= values go to that clang bare.
+	Wrapper19
+)
+
 // profiles holds one Profile per LLVM release offcc knows, newest first.
 //
 // LLVM 19 (Debian's 19.1.7, set beside 22.1 by comparing the -### job
@@ -105,6 +150,10 @@ const (
 //     in .llvm.rodata.offloading);
 //   - an OpenMP link adds -lomptarget.devicertl to clang-linker-wrapper
 //     (unless -nogpulib), and --cuda-path=DIR when a device is nvptx;
+//     clang-linker-wrapper's own options and device links differ
+//     (Wrapper19), and its registration module declares 19's entries
+//     (OffloadEntry) in omp_offloading_entries; it is otherwise the
+//     module of 22, the same object bytes from llc;
 //   - OpenMP front ends get -fopenmp-targets= (22: --offload-targets=),
 //     -nogpulib (22: --no-offloadlib) and -D__GCC_HAVE_DWARF2_CFI_ASM=1
 //     (22: -fdwarf2-cfi-asm); 19's nvptx OpenMP front end lacks 22's
@@ -138,11 +187,11 @@ const (
 // sycl_kernel_entry_point.
 //
 // offcc drives LLVM 19 but plans it only in part (Plans false): plain
-// compiles, OpenMP compiles (-c) to the host device, and CUDA and HIP
-// compiles (-c, without -fgpu-rdc or the new driver), whose jobs the
-// driver checks one by one; everything else (OpenMP links and GPU
-// targets, CUDA and HIP -fgpu-rdc and links) clang 19 runs whole. Its objects are clang 19's
-// byte for byte either way (e2e TestLLVM19Drive). Its jobs stay off the
+// compiles, OpenMP compiles (-c) and links to the host device, and CUDA
+// and HIP compiles (-c, without -fgpu-rdc or the new driver), whose jobs
+// the driver checks one by one; everything else (OpenMP GPU targets, CUDA
+// and HIP -fgpu-rdc and links) clang 19 runs whole. Its objects and
+// programs are clang 19's byte for byte either way (e2e TestLLVM19Drive). Its jobs stay off the
 // build farm and the plan cache, and its OpenMP kernels keep inode names
 // (StableNames false); -fsyclbin is refused (SYCLBIN false).
 var profiles = []*Profile{
@@ -154,6 +203,8 @@ var profiles = []*Profile{
 		InstallHint:           "apt-get install clang-22 clang-tools-22 lld-22 llvm-22 liboffload-22 liboffload-22-dev libomp-22-dev",
 		Packager:              "llvm-offload-binary",
 		OffloadEntriesSection: "llvm_offload_entries",
+		OffloadEntry:          "{ i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }",
+		Wrapper:               Wrapper22,
 		StableNames:           true,
 		SYCLBIN:               true,
 	},
@@ -161,11 +212,13 @@ var profiles = []*Profile{
 		Major:                 19,
 		Drives:                true,
 		Plans:                 false,
-		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeCUDACompile, ShapeHIPCompile},
+		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile},
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",
 		Packager:              "clang-offload-packager",
 		OffloadEntriesSection: "omp_offloading_entries",
+		OffloadEntry:          "{ ptr, ptr, i64, i32, i32 }",
+		Wrapper:               Wrapper19,
 		StableNames:           false,
 		SYCLBIN:               false,
 	},

@@ -35,7 +35,7 @@ func TestProfiles(t *testing.T) {
 	if Preferred() != p22 || !p22.Drives || !p19.Drives || !p22.Plans || p19.Plans {
 		t.Errorf("preferred %d; drives 22 %v, 19 %v; plans 22 %v, 19 %v", Preferred().Major, p22.Drives, p19.Drives, p22.Plans, p19.Plans)
 	}
-	if len(p22.Shapes) != 0 || !slices.Equal(p19.Shapes, []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeCUDACompile, ShapeHIPCompile}) {
+	if len(p22.Shapes) != 0 || !slices.Equal(p19.Shapes, []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile}) {
 		t.Errorf("shapes: 22 %q, 19 %q", p22.Shapes, p19.Shapes)
 	}
 	for _, p := range Profiles() {
@@ -44,7 +44,8 @@ func TestProfiles(t *testing.T) {
 		}
 	}
 	if p22.Packager != "llvm-offload-binary" || p19.Packager != "clang-offload-packager" ||
-		!p22.StableNames || p19.StableNames || !p22.SYCLBIN || p19.SYCLBIN {
+		!p22.StableNames || p19.StableNames || !p22.SYCLBIN || p19.SYCLBIN ||
+		p22.Wrapper != Wrapper22 || p19.Wrapper != Wrapper19 || p19.OffloadEntry != "{ ptr, ptr, i64, i32, i32 }" {
 		t.Errorf("22: %+v\n19: %+v", p22, p19)
 	}
 	if got := releases(func(*Profile) bool { return true }); got != "19 and 22" {

@@ -311,7 +311,7 @@ func linkerWrapperMain(ctx context.Context, args []string, cfg *config.Config) i
 		return 1
 	}
 	return linkerwrapper.Main(ctx, linkerwrapper.Config{
-		Clang: llvm.Clang(), LinkerWrapper: llvm.Tool("clang-linker-wrapper"), LLC: llvm.Tool("llc"),
+		Clang: llvm.Clang(), LinkerWrapper: llvm.Tool("clang-linker-wrapper"), LLC: llvm.Tool("llc"), Release: llvm.Profile,
 		Jobs: runtime.NumCPU(), Stdout: os.Stdout, Stderr: os.Stderr,
 	}, args)
 }
