@@ -14,6 +14,10 @@ import (
 // hostDeviceTriple is the triple of OpenMP offload to the host device.
 const hostDeviceTriple = "x86_64-pc-linux-gnu"
 
+// nvptxTriple is the triple of NVIDIA GPUs, whose device compiles ptxas
+// assembles.
+const nvptxTriple = "nvptx64-nvidia-cuda"
+
 // releaseShape returns the shape (toolchain.Shape) that a command line
 // of a release offcc does not plan whole has among those its profile
 // lists, or why it has none, which makes clang run the command line
@@ -27,7 +31,7 @@ func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Op
 	case kind == actions.None:
 		shape = toolchain.ShapePlainCompile
 	case kind == actions.OpenMP && object:
-		shape = toolchain.ShapeOpenMPHostCompile
+		shape = toolchain.ShapeOpenMPCompile
 	case kind == actions.CUDA && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
 		shape = toolchain.ShapeCUDACompile
 	case kind == actions.HIP && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
@@ -69,20 +73,33 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 	}
 	for _, j := range jobs {
 		switch {
-		case j.isCC1() && shape == toolchain.ShapeOpenMPHostCompile:
+		case j.isCC1() && shape == toolchain.ShapeOpenMPCompile:
+			// The host front end and backend, and one device compile per
+			// (triple, arch) of a triple the release's profile lists.
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
 			}
-			if c.triple != hostDeviceTriple {
+			if c.openmpDevice && !slices.Contains(release.OpenMPDevices, c.triple) || !c.openmpDevice && c.triple != hostDeviceTriple {
 				return unknown(j, "a compile for "+c.triple)
 			}
+		case j.isCC1as() && shape == toolchain.ShapeOpenMPCompile:
+			c, err := parseCC1as(opts.tables(), j.argv)
+			if err != nil {
+				return unknown(j, err.Error())
+			}
+			if c.triple != hostDeviceTriple {
+				return unknown(j, "an assembler job for "+c.triple)
+			}
+		case shape == toolchain.ShapeOpenMPCompile && j.tool == "ptxas" && slices.Contains(release.OpenMPDevices, nvptxTriple):
+			// NVIDIA's assembler after an nvptx64 device compile, run as
+			// printed.
 		case j.isCC1() && (shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeHIPCompile):
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
 			}
-			device := "nvptx64-nvidia-cuda"
+			device := nvptxTriple
 			if shape == toolchain.ShapeHIPCompile {
 				device = "amdgcn-amd-amdhsa"
 			}
@@ -114,7 +131,7 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 			}
 		case j.isCC1() || j.isCC1as():
 			// A plain compile's jobs are clang's own, run as printed.
-		case shape == toolchain.ShapeOpenMPHostCompile && j.tool == release.Packager:
+		case shape == toolchain.ShapeOpenMPCompile && j.tool == release.Packager:
 			for _, a := range j.argv[1:] {
 				spec, ok := strings.CutPrefix(a, "--image=")
 				if !ok {
@@ -124,8 +141,10 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 				if err != nil {
 					return unknown(j, err.Error())
 				}
-				if kind != "openmp" || !slices.Contains(strs, packager.KeyValue{Key: "triple", Value: hostDeviceTriple}) {
-					return unknown(j, "an image not of OpenMP for "+hostDeviceTriple)
+				if kind != "openmp" || !slices.ContainsFunc(release.OpenMPDevices, func(t string) bool {
+					return slices.Contains(strs, packager.KeyValue{Key: "triple", Value: t})
+				}) {
+					return unknown(j, "an image not of OpenMP for "+strings.Join(release.OpenMPDevices, ", "))
 				}
 			}
 		default:
