@@ -15,6 +15,10 @@ import (
 // hostDeviceTriple is the triple of OpenMP offload to the host device.
 const hostDeviceTriple = "x86_64-pc-linux-gnu"
 
+// nvptxTriple is the triple of NVIDIA GPUs, whose device compiles ptxas
+// assembles.
+const nvptxTriple = "nvptx64-nvidia-cuda"
+
 // releaseShape returns the shape (toolchain.Shape) that a command line
 // of a release offcc does not plan whole has among those its profile
 // lists, or why it has none, which makes clang run the command line
@@ -29,7 +33,7 @@ func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Op
 	case kind == actions.None:
 		shape = toolchain.ShapePlainCompile
 	case kind == actions.OpenMP && object:
-		shape = toolchain.ShapeOpenMPHostCompile
+		shape = toolchain.ShapeOpenMPCompile
 	case kind == actions.OpenMP && link:
 		shape = toolchain.ShapeOpenMPHostLink
 	case kind == actions.CUDA && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
@@ -73,20 +77,34 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 	}
 	for _, j := range jobs {
 		switch {
-		case j.isCC1() && (shape == toolchain.ShapeOpenMPHostCompile || shape == toolchain.ShapeOpenMPHostLink):
+		case j.isCC1() && (shape == toolchain.ShapeOpenMPCompile || shape == toolchain.ShapeOpenMPHostLink):
+			// The host front end and backend, and one device compile per
+			// (triple, arch) of a triple the release's profile lists (a
+			// link: the host device only, see openMPDevices).
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
 			}
-			if c.triple != hostDeviceTriple {
+			if c.openmpDevice && !slices.Contains(openMPDevices(release, shape), c.triple) || !c.openmpDevice && c.triple != hostDeviceTriple {
 				return unknown(j, "a compile for "+c.triple)
 			}
+		case j.isCC1as() && shape == toolchain.ShapeOpenMPCompile:
+			c, err := parseCC1as(opts.tables(), j.argv)
+			if err != nil {
+				return unknown(j, err.Error())
+			}
+			if c.triple != hostDeviceTriple {
+				return unknown(j, "an assembler job for "+c.triple)
+			}
+		case shape == toolchain.ShapeOpenMPCompile && j.tool == "ptxas" && slices.Contains(release.OpenMPDevices, nvptxTriple):
+			// NVIDIA's assembler after an nvptx64 device compile, run as
+			// printed.
 		case j.isCC1() && (shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeHIPCompile):
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
 			}
-			device := "nvptx64-nvidia-cuda"
+			device := nvptxTriple
 			if shape == toolchain.ShapeHIPCompile {
 				device = "amdgcn-amd-amdhsa"
 			}
@@ -128,7 +146,7 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 			if why := cl.Foreign(); why != "" {
 				return unknown(j, why)
 			}
-		case (shape == toolchain.ShapeOpenMPHostCompile || shape == toolchain.ShapeOpenMPHostLink) && j.tool == release.Packager:
+		case (shape == toolchain.ShapeOpenMPCompile || shape == toolchain.ShapeOpenMPHostLink) && j.tool == release.Packager:
 			for _, a := range j.argv[1:] {
 				spec, ok := strings.CutPrefix(a, "--image=")
 				if !ok {
@@ -138,8 +156,11 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 				if err != nil {
 					return unknown(j, err.Error())
 				}
-				if kind != "openmp" || !slices.Contains(strs, packager.KeyValue{Key: "triple", Value: hostDeviceTriple}) {
-					return unknown(j, "an image not of OpenMP for "+hostDeviceTriple)
+				devices := openMPDevices(release, shape)
+				if kind != "openmp" || !slices.ContainsFunc(devices, func(t string) bool {
+					return slices.Contains(strs, packager.KeyValue{Key: "triple", Value: t})
+				}) {
+					return unknown(j, "an image not of OpenMP for "+strings.Join(devices, ", "))
 				}
 			}
 		default:
@@ -147,6 +168,17 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 		}
 	}
 	return ""
+}
+
+// openMPDevices returns the OpenMP device triples whose jobs offcc plans
+// in a command line of shape: those the release's profile lists for a
+// compile, the host device alone for a link (the release's wrapper links
+// other images itself, see linkerwrapper.Config.Release).
+func openMPDevices(release *toolchain.Profile, shape toolchain.Shape) []string {
+	if shape == toolchain.ShapeOpenMPHostLink {
+		return []string{hostDeviceTriple}
+	}
+	return release.OpenMPDevices
 }
 
 // hipBundleFit returns why the arguments of a HIP compile's

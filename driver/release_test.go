@@ -82,10 +82,12 @@ func TestForRelease(t *testing.T) {
 }
 
 // TestReleaseShapes: with a release offcc does not plan whole (LLVM 19),
-// a plain compile and an OpenMP compile (-c) to the host device are
-// planned, whose jobs must be cc1 jobs for x86_64-pc-linux-gnu and the
-// release's packager with OpenMP images of that triple; anything else is
-// clang's whole, with the reason.
+// a plain compile and an OpenMP compile (-c) are planned, whose jobs must
+// be cc1 jobs for the host x86_64-pc-linux-gnu and OpenMP device compiles
+// for the triples of the profile's OpenMPDevices (the host device, amdgcn
+// and nvptx64), ptxas after an nvptx64 compile and the release's packager
+// with OpenMP images of those triples; anything else is clang's whole,
+// with the reason.
 func TestReleaseShapes(t *testing.T) {
 	p19 := toolchain.ProfileOf(19)
 	t19, err := options.ForRelease(19)
@@ -105,7 +107,8 @@ func TestReleaseShapes(t *testing.T) {
 		want toolchain.Shape
 	}{
 		{[]string{"-c", "a.c"}, toolchain.ShapePlainCompile},
-		{append(omp, "-c", "a.c"), toolchain.ShapeOpenMPHostCompile},
+		{append(omp, "-c", "a.c"), toolchain.ShapeOpenMPCompile},
+		{[]string{"-fopenmp", "--offload-arch=gfx906,gfx90a,sm_70", "-nogpulib", "-c", "a.c"}, toolchain.ShapeOpenMPCompile},
 		{append(omp, "a.c"), toolchain.ShapeOpenMPHostLink},
 		{append(omp, "a.o", "b.o", "-o", "prog"), toolchain.ShapeOpenMPHostLink},
 		{append(omp, "-save-temps", "a.o"), ""},
@@ -130,7 +133,7 @@ func TestReleaseShapes(t *testing.T) {
 		if got != c.want || (got == "") != (why != "") {
 			t.Errorf("%q: shape %q (%s), want %q", c.line, got, why, c.want)
 		}
-		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c) offloading to the host device, OpenMP links offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole" {
+		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c), OpenMP links offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole" {
 			t.Errorf("%q: reason %q", c.line, why)
 		}
 	}
@@ -140,10 +143,21 @@ func TestReleaseShapes(t *testing.T) {
 	o := parse(append(omp, "-c", "a.c")...)
 	host := []string{"/l/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-o", "a.o", "-x", "c", "a.c"}
 	amd := []string{"/l/clang", "-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-llvm-bc", "-o", "d.bc", "-x", "c", "a.c"}
+	device := func(triple string) []string {
+		return []string{"/l/clang", "-cc1", "-triple", triple, "-aux-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc", "-fopenmp", "-fopenmp-is-target-device", "-fopenmp-host-ir-file-path", "h.bc", "-o", "d.bc", "-x", "c", "a.c"}
+	}
+	ptxas := []string{"/usr/bin/ptxas", "-m64", "-O0", "--gpu-name", "sm_70", "--output-file", "d.o", "d.s", "-c"}
 	pack := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.o,triple=x86_64-pc-linux-gnu,arch=,kind=openmp"}
-	packAMD := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=openmp"}
+	packGPUs := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.bc,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=openmp", "--image=file=d.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp"}
+	packARM := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.o,triple=aarch64-unknown-linux-gnu,arch=,kind=openmp"}
+	packCUDA := []string{"/l/clang-offload-packager", "-o", "p.out", "--image=file=d.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda"}
+	asHost := []string{"/l/clang", "-cc1as", "-triple", "x86_64-pc-linux-gnu", "-filetype", "obj", "-o", "a.o", "a.s"}
+	asAMD := []string{"/l/clang", "-cc1as", "-triple", "amdgcn-amd-amdhsa", "-filetype", "obj", "-o", "d.o", "d.s"}
 	newPack := []string{"/l/llvm-offload-binary", "-o", "p.out", "--image=file=d.o,triple=x86_64-pc-linux-gnu,arch=generic,kind=openmp"}
 	wrapper := []string{"/l/clang-linker-wrapper", "-o", "a.out", "a.o"}
+	ompWhy := func(tool, why string) string {
+		return "offcc does not recognise LLVM 19's job " + tool + " in OpenMP compiles (-c) (" + why + "): clang 19 runs the command line whole"
+	}
 	jobs := func(argvs ...[]string) []*clangJob {
 		var out []*clangJob
 		for _, a := range argvs {
@@ -155,20 +169,34 @@ func TestReleaseShapes(t *testing.T) {
 		jobs []*clangJob
 		want string
 	}{
-		{jobs(host, pack, host), ""},
-		{jobs(host, amd), "offcc does not recognise LLVM 19's job clang in OpenMP compiles (-c) offloading to the host device (a compile for amdgcn-amd-amdhsa): clang 19 runs the command line whole"},
-		{jobs(host, packAMD), "offcc does not recognise LLVM 19's job clang-offload-packager in OpenMP compiles (-c) offloading to the host device (an image not of OpenMP for x86_64-pc-linux-gnu): clang 19 runs the command line whole"},
-		{jobs(host, newPack), "offcc does not recognise LLVM 19's job llvm-offload-binary in OpenMP compiles (-c) offloading to the host device (a tool of another shape): clang 19 runs the command line whole"},
-		{jobs(host, wrapper), "offcc does not recognise LLVM 19's job clang-linker-wrapper in OpenMP compiles (-c) offloading to the host device (a tool of another shape): clang 19 runs the command line whole"},
+		{jobs(host, device("x86_64-pc-linux-gnu"), pack, host), ""},
+		{jobs(host, device("amdgcn-amd-amdhsa"), device("nvptx64-nvidia-cuda"), ptxas, packGPUs, host), ""},
+		{jobs(host, asHost), ""},
+		{jobs(host, amd), ompWhy("clang", "a compile for amdgcn-amd-amdhsa")},
+		{jobs(host, device("aarch64-unknown-linux-gnu")), ompWhy("clang", "a compile for aarch64-unknown-linux-gnu")},
+		{jobs(host, device("spirv64")), ompWhy("clang", "a compile for spirv64")},
+		{jobs(host, asAMD), ompWhy("clang", "an assembler job for amdgcn-amd-amdhsa")},
+		{jobs(host, packARM), ompWhy("clang-offload-packager", "an image not of OpenMP for x86_64-pc-linux-gnu, amdgcn-amd-amdhsa, nvptx64-nvidia-cuda")},
+		{jobs(host, packCUDA), ompWhy("clang-offload-packager", "an image not of OpenMP for x86_64-pc-linux-gnu, amdgcn-amd-amdhsa, nvptx64-nvidia-cuda")},
+		{jobs(host, newPack), ompWhy("llvm-offload-binary", "a tool of another shape")},
+		{jobs(host, wrapper), ompWhy("clang-linker-wrapper", "a tool of another shape")},
+		{jobs(host, []string{"/l/llvm-spirv", "d.bc", "-o", "d.o"}), ompWhy("llvm-spirv", "a tool of another shape")},
 	} {
-		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPHostCompile, o, c.jobs, nil); got != c.want {
+		if got := releaseJobsFit(p19, toolchain.ShapeOpenMPCompile, o, c.jobs, nil); got != c.want {
 			t.Errorf("jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
 		}
+	}
+	// ptxas only where the profile lists nvptx64 among OpenMP's devices.
+	noNVPTX := *p19
+	noNVPTX.OpenMPDevices = []string{"x86_64-pc-linux-gnu", "amdgcn-amd-amdhsa"}
+	if got, want := releaseJobsFit(&noNVPTX, toolchain.ShapeOpenMPCompile, o, jobs(host, ptxas), nil), ompWhy("ptxas", "a tool of another shape"); got != want {
+		t.Errorf("ptxas without nvptx64: %q, want %q", got, want)
 	}
 	// An OpenMP link: clang 19's clang-linker-wrapper, read with 19's
 	// wrapper options (--opt-level=, --device-debug); one with an option
 	// whose effect offcc's link stage lacks (--ptxas-arg=,
-	// --device-linker=, -mllvm) or that 19 rejects is clang 19's whole.
+	// --device-linker=, -mllvm) or that 19 rejects is clang 19's whole,
+	// and so is one compiling for a GPU (19's wrapper links GPU images).
 	linkOpts := parse(append(omp, "a.c")...)
 	wrap19 := []string{"/l/clang-linker-wrapper", "--opt-level=O3", "--host-triple=x86_64-pc-linux-gnu", "--device-debug", "--linker-path=/usr/bin/ld", "-o", "a.out", "a.o", "-lomptarget.devicertl"}
 	linkWhy := func(tool, why string) string {
@@ -181,6 +209,10 @@ func TestReleaseShapes(t *testing.T) {
 		{jobs(host, pack, host, wrap19), ""},
 		{jobs(wrap19), ""},
 		{jobs(host, amd, wrap19), linkWhy("clang", "a compile for amdgcn-amd-amdhsa")},
+		{jobs(host, device("amdgcn-amd-amdhsa"), wrap19), linkWhy("clang", "a compile for amdgcn-amd-amdhsa")},
+		{jobs(host, device("nvptx64-nvidia-cuda"), ptxas, wrap19), linkWhy("clang", "a compile for nvptx64-nvidia-cuda")},
+		{jobs(host, ptxas, wrap19), linkWhy("ptxas", "a tool of another shape")},
+		{jobs(host, packGPUs, host, wrap19), linkWhy("clang-offload-packager", "an image not of OpenMP for x86_64-pc-linux-gnu")},
 		{jobs(append(wrap19[:len(wrap19):len(wrap19)], "--ptxas-arg=-v")), linkWhy("clang-linker-wrapper", "offcc does not link as LLVM 19's clang-linker-wrapper does with --ptxas-arg=")},
 		{jobs(append(wrap19[:len(wrap19):len(wrap19)], "--device-linker=-z", "-mllvm", "-x")), linkWhy("clang-linker-wrapper", "offcc does not link as LLVM 19's clang-linker-wrapper does with --device-linker=, -mllvm")},
 		{jobs(append(wrap19[:len(wrap19):len(wrap19)], "--wrapper-jobs=x")), linkWhy("clang-linker-wrapper", "--wrapper-jobs=x: expected a positive integer or 'jobserver', got 'x'")},

@@ -3,10 +3,11 @@ package e2e
 // offcc driving Debian's LLVM 19 (issue 37), against clang 19 itself (see
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
-// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles and links to
-// the host device, CUDA compiles and HIP compiles); every other command line it
-// would plan is run by clang 19's driver whole, so that its outputs are
-// clang 19's bytes. The tests
+// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
+// device and to AMD and NVIDIA GPUs, OpenMP links to the host device, CUDA
+// compiles and HIP compiles); every other command line it would plan is
+// run by clang 19's driver whole, so that its outputs are clang 19's
+// bytes. The tests
 // check those bytes, the programs' runs, the jobs and their cache hits,
 // what the plan says (clang 19's tools; one fallback action and its
 // reason), and that a cache holding LLVM 22's results of the same source
@@ -94,19 +95,24 @@ func traceJobs(stderr string) []string {
 // jobGraph is the part of --print-job-graph=json the tests read.
 type jobGraph struct {
 	Actions []struct {
+		ID       int      `json:"id"`
 		Kind     string   `json:"kind"`
+		Arch     string   `json:"arch"`
 		Command  []string `json:"command"`
+		Deps     []int    `json:"deps"`
 		Fallback string   `json:"fallback"`
 	} `json:"actions"`
 }
 
 // TestLLVM19Drive: offcc with --llvm-dir of LLVM 19 gives clang 19's
-// objects byte for byte (OpenMP to the host device, HIP against Debian's
-// ROCm, CUDA with Debian's toolkit), and OpenMP programs that run as
-// clang 19's do. OpenMP compiles and links to the host device, CUDA
-// compiles and HIP compiles are planned: their device jobs run as jobs of
-// their own, with clang 19's tools, and a second build comes from the
-// cache; OpenMP GPU targets and CUDA and HIP -fgpu-rdc are run by clang 19
+// objects byte for byte (OpenMP to the host device and to gfx906, gfx90a
+// and sm_70 without device libraries, HIP against Debian's ROCm, CUDA
+// with Debian's toolkit), and OpenMP programs that run as clang 19's do.
+// OpenMP compiles, OpenMP links to the host device, CUDA compiles and HIP
+// compiles are planned: their device jobs run as jobs of their own, with
+// clang 19's tools, and a second build comes from the cache; OpenMP
+// devices offcc does not list for 19 and CUDA and HIP -fgpu-rdc are run
+// by clang 19
 // whole, as their plan and -v say.
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
@@ -200,11 +206,84 @@ func TestLLVM19Drive(t *testing.T) {
 		if got := (cmdSpec{dir: dir, env: offloadEnv19, name: filepath.Join(dir, "prog1")}.mustRun(t)); !strings.Contains(got.stdout, "on device: yes") {
 			t.Errorf("offcc's one-step LLVM 19 program printed %q", got.stdout)
 		}
-		// A device offcc does not recognise in LLVM 19 (amdgcn) is clang
+		// A device offcc does not recognise in LLVM 19 (aarch64) is clang
 		// 19's whole.
-		amd := printGraph(t, c.cc, dir, env, args("-fopenmp", "--offload-arch=gfx906", "-nogpulib", "-c", "basic.c", "-o", "amd.o"))
-		if len(amd.Actions) != 1 || amd.Actions[0].Kind != "fallback" || !strings.Contains(amd.Actions[0].Fallback, "offcc does not recognise LLVM 19's job clang in OpenMP compiles (-c) offloading to the host device (a compile for amdgcn-amd-amdhsa)") {
-			t.Errorf("LLVM 19's OpenMP compile for gfx906 is not clang 19's whole: %+v", amd)
+		arm := printGraph(t, c.cc, dir, env, args("-fopenmp", "-fopenmp-targets=aarch64-unknown-linux-gnu", "-c", "basic.c", "-o", "arm.o"))
+		if len(arm.Actions) != 1 || arm.Actions[0].Kind != "fallback" || !strings.Contains(arm.Actions[0].Fallback, "offcc does not recognise LLVM 19's job clang in OpenMP compiles (-c) (a compile for aarch64-unknown-linux-gnu)") {
+			t.Errorf("LLVM 19's OpenMP compile for aarch64 is not clang 19's whole: %+v", arm)
+		}
+	})
+	t.Run("openmp-gpu", func(t *testing.T) {
+		t.Parallel()
+		c := offccOnly(t, "offcc's LLVM 19 profile")
+		clang := llvm19Tool(t, "clang")
+		llvm19OpenMP(t)
+		// Two AMD GPUs (amdgcn bitcode) and, with NVIDIA's ptxas, one
+		// NVIDIA GPU (PTX, then ptxas), without device libraries
+		// (Debian's LLVM 19 has none). (With -fopenmp-targets= beside
+		// --offload-arch=, clang 19 compiles for the listed triples only,
+		// so the host device is the "openmp" subtest's.)
+		gpus := []string{"gfx906", "gfx90a"}
+		if optionalPart(t, "sm_70", llvmtest.CUDAMissing(), os.Getenv(llvmtest.EnvRequireCUDA) == "1") {
+			gpus = append(gpus, "sm_70")
+		}
+		dir := t.TempDir()
+		_, tmp := tmpEnv(t)
+		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "basic.c"))
+		compile := args("-fopenmp", "-isystem", filepath.Join(llvm19OMPLib, "clang", "19", "include"),
+			"--offload-arch="+strings.Join(gpus, ","), "-nogpulib", "-c", "basic.c")
+		obj := sameAsClang19(t, c, clang, dir, env, "basic.o", compile)
+		// Planned: one device compile per GPU, each reading only the
+		// host front end's IR (so they run at once), with clang 19.
+		g := printGraph(t, c.cc, dir, env, args(compile, "-o", "basic.o"))
+		if cc1 := plannedBy19(t, g, "OpenMP GPU"); cc1 != 2+len(gpus) {
+			t.Errorf("LLVM 19's OpenMP GPU compile plans %d clang -cc1 jobs, want %d (host front end, each GPU, backend)", cc1, 2+len(gpus))
+		}
+		kinds := map[int]string{}
+		for _, a := range g.Actions {
+			kinds[a.ID] = a.Kind
+		}
+		for _, gpu := range gpus {
+			n := 0
+			for _, a := range g.Actions {
+				if a.Kind != "device-compile" || a.Arch != gpu {
+					continue
+				}
+				n++
+				if len(a.Deps) != 1 || kinds[a.Deps[0]] != "host-frontend" {
+					t.Errorf("LLVM 19's device compile for %s depends on %v, want the host front end alone", gpu, a.Deps)
+				}
+			}
+			if n != 1 {
+				t.Errorf("LLVM 19's OpenMP GPU compile plans %d device compiles for %s, want 1: %+v", n, gpu, g)
+			}
+		}
+		// Built again (to another output), every job is a hit and the
+		// object is the same.
+		r := cmdSpec{dir: dir, env: traced, name: c.cc, args: args(llvm19Dir, compile, "-o", "again.o")}.mustRun(t)
+		jobs := traceJobs(r.stderr)
+		ran := func(kind, gpu string) bool {
+			return slices.ContainsFunc(jobs, func(j string) bool {
+				return strings.Contains(j, " kind="+kind+" offload=device-openmp ") && strings.Contains(j, " arch="+gpu+" ")
+			})
+		}
+		for _, gpu := range gpus {
+			if !ran("device-compile", gpu) {
+				t.Errorf("the second build with LLVM 19 ran no device compile for %s:\n%s", gpu, r)
+			}
+		}
+		if slices.Contains(gpus, "sm_70") && !ran("device-assemble", "sm_70") {
+			t.Errorf("the second build with LLVM 19 ran no ptxas for sm_70:\n%s", r)
+		}
+		for _, j := range jobs {
+			if !strings.Contains(j, "cache=hit") {
+				t.Errorf("the second build with LLVM 19: job %q, want a cache hit", j)
+			}
+		}
+		if again, err := os.ReadFile(filepath.Join(dir, "again.o")); err != nil || !bytes.Equal(again, obj) {
+			t.Errorf("the cached LLVM 19 OpenMP GPU object is not clang 19's (%v)", err)
 		}
 	})
 	t.Run("cache", func(t *testing.T) {

@@ -29,6 +29,11 @@ type Profile struct {
 	// whole (Plans false), their jobs checked one by one against what it
 	// recognises of the release.
 	Shapes []Shape
+	// OpenMPDevices are the offload device triples whose jobs offcc
+	// recognises in the release's OpenMP compiles (ShapeOpenMPCompile):
+	// a compile with a device of another triple is its clang's whole.
+	// Read only where Plans is false.
+	OpenMPDevices []string
 	// DefaultDir is where Debian's packages of this release install
 	// clang and the LLVM tools.
 	DefaultDir string
@@ -71,25 +76,30 @@ const (
 	// ShapePlainCompile: a compile (-c, -S) without offloading: clang
 	// -cc1 and -cc1as jobs.
 	ShapePlainCompile Shape = "plain compiles"
-	// ShapeOpenMPHostCompile: an OpenMP compile (-c) offloading to the
-	// host device (x86_64-pc-linux-gnu) only: the host front end, the
-	// device compile and the host backend (clang -cc1 for that triple),
-	// and the packager with OpenMP images of that triple. offcc packs and
-	// embeds the device image itself, as clang's packager and backend do
-	// (the offload binary and the .llvm.offloading section are the same
-	// bytes in 19 and 22); the entries section is the backend's own.
-	ShapeOpenMPHostCompile Shape = "OpenMP compiles (-c) offloading to the host device"
+	// ShapeOpenMPCompile: an OpenMP compile (-c) offloading to devices
+	// of the triples Profile.OpenMPDevices lists (for 19 the host device
+	// x86_64-pc-linux-gnu, amdgcn-amd-amdhsa and nvptx64-nvidia-cuda, in
+	// any mix): the host front end and the host backend (clang -cc1 for
+	// x86_64-pc-linux-gnu), one OpenMP device compile per (triple, arch)
+	// (clang -cc1 -fopenmp-is-target-device; amdgcn's writes bitcode,
+	// nvptx64's PTX), ptxas after each nvptx64 compile (NVIDIA's, run
+	// with clang's arguments), and the packager with OpenMP images of
+	// those triples. offcc packs and embeds the device images itself, as
+	// clang's packager and backend do (the offload binary and the
+	// .llvm.offloading section are the same bytes in 19 and 22); the
+	// entries section is the backend's own.
+	ShapeOpenMPCompile Shape = "OpenMP compiles (-c)"
 	// ShapeOpenMPHostLink: an OpenMP link offloading to the host device
 	// only, of objects or of sources compiled with it (whose jobs are
-	// those of ShapeOpenMPHostCompile): clang-linker-wrapper, its
-	// arguments read with the release's wrapper options (Wrapper), none
-	// of whose effect offcc's link stage lacks. The link stage (package
-	// linkerwrapper) links the host-device images as the release's
-	// wrapper does, writes the registration module with the release's
-	// offload entries (OffloadEntriesSection, OffloadEntry) and runs the
-	// host link; a link whose inputs hold other images (LLVM 19's GPU
-	// images are LLVM IR its wrapper links in-process) it hands to the
-	// release's clang-linker-wrapper whole.
+	// those of ShapeOpenMPCompile for the host device alone):
+	// clang-linker-wrapper, its arguments read with the release's wrapper
+	// options (Wrapper), none of whose effect offcc's link stage lacks.
+	// The link stage (package linkerwrapper) links the host-device images
+	// as the release's wrapper does, writes the registration module with
+	// the release's offload entries (OffloadEntriesSection, OffloadEntry)
+	// and runs the host link; a link whose inputs hold other images (LLVM
+	// 19's GPU images are LLVM IR its wrapper links in-process) it hands
+	// to the release's clang-linker-wrapper whole.
 	ShapeOpenMPHostLink Shape = "OpenMP links offloading to the host device"
 	// ShapeCUDACompile: a CUDA compile (-c) without -fgpu-rdc or
 	// --offload-new-driver: clang -cc1 for the host (x86_64-pc-linux-gnu)
@@ -186,13 +196,30 @@ const (
 // clang-sycl-linker; its clang has no -fsycl-device-only and ignores
 // sycl_kernel_entry_point.
 //
+// Its OpenMP compiles (-c) to GPUs print the same jobs as 22's but for
+// the differences above: the host front end; per (triple, arch) a device
+// front end (amdgcn: -emit-llvm-bc, temporary <base>-<gfx>-*.bc; nvptx64:
+// -S, <base>-<sm>-*.s, then ptxas -m64 -O0 --gpu-name sm_NN
+// --output-file <base>-<sm>-*.o IN -c); clang-offload-packager with one
+// --image=file=F,triple=T,arch=A,kind=openmp per device, in the order of
+// the compiles; and the host backend with -fembed-offload-object=.
+// -fopenmp-targets=T1,T2 -Xopenmp-target=T -march=A gives the same jobs
+// (the host device among them); with --offload-arch= beside it, clang 19
+// compiles for the listed triples only, filing the arch under each.
+// Without -nogpulib an amdgcn compile links ROCm's device libraries into
+// its bitcode (-mlink-builtin-bitcode, Debian's rocm-device-libs with
+// --rocm-device-lib-path) or stops with "cannot find ROCm device
+// library", and an nvptx64 one stops with "no library
+// 'libomptarget-nvptx-sm_70.bc'" (Debian's LLVM 19 ships none).
+//
 // offcc drives LLVM 19 but plans it only in part (Plans false): plain
-// compiles, OpenMP compiles (-c) and links to the host device, and CUDA
-// and HIP compiles (-c, without -fgpu-rdc or the new driver), whose jobs
-// the driver checks one by one; everything else (OpenMP GPU targets, CUDA
-// and HIP -fgpu-rdc and links) clang 19 runs whole. Its objects and
-// programs are clang 19's byte for byte either way (e2e TestLLVM19Drive). Its jobs stay off the
-// build farm and the plan cache, and its OpenMP kernels keep inode names
+// compiles, OpenMP compiles (-c) to the host device, amdgcn and nvptx64
+// (OpenMPDevices), OpenMP links to the host device, and CUDA and HIP
+// compiles (-c, without -fgpu-rdc or the new driver), whose jobs the
+// driver checks one by one; everything else (OpenMP links of GPU images
+// and compiles for other devices, CUDA and HIP -fgpu-rdc and links) clang
+// 19 runs whole. Its objects and programs are clang 19's byte for byte
+// either way (e2e TestLLVM19Drive). Its jobs stay off the build farm, and its OpenMP kernels keep inode names
 // (StableNames false); -fsyclbin is refused (SYCLBIN false).
 var profiles = []*Profile{
 	{
@@ -212,7 +239,8 @@ var profiles = []*Profile{
 		Major:                 19,
 		Drives:                true,
 		Plans:                 false,
-		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPHostCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile},
+		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile},
+		OpenMPDevices:         []string{"x86_64-pc-linux-gnu", "amdgcn-amd-amdhsa", "nvptx64-nvidia-cuda"},
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",
 		Packager:              "clang-offload-packager",
