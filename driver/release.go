@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/offcc/offcc/actions"
+	"github.com/offcc/offcc/bundler"
 	"github.com/offcc/offcc/linkerwrapper"
 	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/packager"
+	"github.com/offcc/offcc/target"
 	"github.com/offcc/offcc/toolchain"
 )
 
@@ -26,6 +28,7 @@ const nvptxTriple = "nvptx64-nvidia-cuda"
 // (releaseJobsFit).
 func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Options) (toolchain.Shape, string) {
 	var shape toolchain.Shape
+	rdc := opts.lastFlag("fgpu_rdc", "fno_gpu_rdc")
 	plain := opts.SYCLBIN == "" && !opts.SaveTemps && !opts.PreprocessOnly &&
 		!slices.ContainsFunc(opts.Args, func(a *options.Arg) bool { return otherOutputs[a.Option.ID] })
 	object, link := plain && opts.CompileOnly, plain && !opts.CompileOnly
@@ -36,10 +39,14 @@ func releaseShape(release *toolchain.Profile, kind actions.OffloadKind, opts *Op
 		shape = toolchain.ShapeOpenMPCompile
 	case kind == actions.OpenMP && link:
 		shape = toolchain.ShapeOpenMPHostLink
-	case kind == actions.CUDA && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
+	case kind == actions.CUDA && object && !opts.NewDriver && !rdc:
 		shape = toolchain.ShapeCUDACompile
-	case kind == actions.HIP && object && !opts.NewDriver && !opts.lastFlag("fgpu_rdc", "fno_gpu_rdc"):
+	case kind == actions.HIP && object && !opts.NewDriver && !rdc:
 		shape = toolchain.ShapeHIPCompile
+	case kind == actions.CUDA && object && !opts.NewDriver && rdc:
+		shape = toolchain.ShapeCUDARDCCompile
+	case kind == actions.HIP && object && !opts.NewDriver && rdc:
+		shape = toolchain.ShapeHIPRDCCompile
 	}
 	if shape == "" || !slices.Contains(release.Shapes, shape) {
 		return "", fmt.Sprintf("offcc plans only LLVM %d's %s: clang %d runs the command line whole", release.Major, shapeList(release.Shapes), release.Major)
@@ -72,6 +79,8 @@ func shapeList(shapes []toolchain.Shape) string {
 // gives the compile unit ID offcc's model of clang gives a CUDA source
 // (see planEnv.cuid; nil: none).
 func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Options, jobs []*clangJob, cuid func(string) (string, bool)) string {
+	cuda := shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeCUDARDCCompile
+	hip := shape == toolchain.ShapeHIPCompile || shape == toolchain.ShapeHIPRDCCompile
 	unknown := func(j *clangJob, why string) string {
 		return fmt.Sprintf("offcc does not recognise LLVM %d's job %s in %s (%s): clang %d runs the command line whole", release.Major, j.tool, shape, why, release.Major)
 	}
@@ -99,13 +108,13 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 		case shape == toolchain.ShapeOpenMPCompile && j.tool == "ptxas" && slices.Contains(release.OpenMPDevices, nvptxTriple):
 			// NVIDIA's assembler after an nvptx64 device compile, run as
 			// printed.
-		case j.isCC1() && (shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeHIPCompile):
+		case j.isCC1() && (cuda || hip):
 			c, err := parseCC1(opts.tables(), j.argv)
 			if err != nil {
 				return unknown(j, err.Error())
 			}
 			device := nvptxTriple
-			if shape == toolchain.ShapeHIPCompile {
+			if hip {
 				device = "amdgcn-amd-amdhsa"
 			}
 			if c.triple != hostDeviceTriple && c.triple != device {
@@ -124,14 +133,18 @@ func releaseJobsFit(release *toolchain.Profile, shape toolchain.Shape, opts *Opt
 					return unknown(j, "its compile unit ID is not the one offcc's model gives "+c.input)
 				}
 			}
-		case j.isCC1as() && (shape == toolchain.ShapeCUDACompile || shape == toolchain.ShapeHIPCompile):
+		case j.isCC1as() && (cuda || hip):
 			return unknown(j, "an assembler job")
-		case shape == toolchain.ShapeCUDACompile && (j.tool == "ptxas" || j.tool == "fatbinary"):
+		case cuda && (j.tool == "ptxas" || j.tool == "fatbinary"):
 		case shape == toolchain.ShapeHIPCompile && j.tool == "lld":
 			// The device link of one GPU, run as printed (bindDeviceLink
 			// reads its arguments with the release's lld table).
 		case shape == toolchain.ShapeHIPCompile && j.tool == "clang-offload-bundler":
 			if why := hipBundleFit(release, j.argv[1:]); why != "" {
+				return unknown(j, why)
+			}
+		case shape == toolchain.ShapeHIPRDCCompile && j.tool == "clang-offload-bundler":
+			if why := hipObjectBundleFit(j.argv[1:]); why != "" {
 				return unknown(j, why)
 			}
 		case j.isCC1() || j.isCC1as():
@@ -222,6 +235,50 @@ func hipBundleFit(release *toolchain.Profile, args []string) string {
 	for _, t := range targets[1:] {
 		gpu, ok := strings.CutPrefix(t, "hipv4-amdgcn-amd-amdhsa--")
 		if !ok || gpu == "" || strings.Contains(gpu, "-") {
+			return "the bundle target " + t
+		}
+	}
+	return ""
+}
+
+// hipObjectBundleFit returns why the arguments of a HIP -fgpu-rdc
+// compile's clang-offload-bundler job are not the object bundle
+// ShapeHIPRDCCompile describes, or "": -type=o, one -output=, one -input=
+// per target, the targets one hip-amdgcn-amd-amdhsa-<processor> per GPU
+// (LLVM 19's form, see bundler.ParseID19; 22 writes
+// hip-amdgcn-amd-amdhsa-unknown-<processor>) and the host object last
+// (host-x86_64-pc-linux-gnu); -v adds -verbose. The job runs the
+// release's own bundler as printed, which gives its bytes.
+func hipObjectBundleFit(args []string) string {
+	var targets []string
+	typ, inputs, outputs := "", 0, 0
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "-type="):
+			typ = strings.TrimPrefix(a, "-type=")
+		case strings.HasPrefix(a, "-targets="):
+			targets = append(targets, strings.Split(strings.TrimPrefix(a, "-targets="), ",")...)
+		case strings.HasPrefix(a, "-input="):
+			inputs++
+		case strings.HasPrefix(a, "-output="):
+			outputs++
+		case a == "-verbose":
+			// -v's: the bundler prints what it runs.
+		default:
+			return "the bundler argument " + a
+		}
+	}
+	if typ != "o" || outputs != 1 || len(targets) < 2 || inputs != len(targets) {
+		return "a bundle other than a HIP -fgpu-rdc object"
+	}
+	host := "host-" + hostDeviceTriple
+	if targets[len(targets)-1] != host {
+		return "an object bundle whose last entry is not " + host
+	}
+	for _, t := range targets[:len(targets)-1] {
+		gpu, ok := strings.CutPrefix(t, "hip-amdgcn-amd-amdhsa-")
+		processor, _, _ := strings.Cut(gpu, ":")
+		if id, err := bundler.ParseID19(t); !ok || err != nil || id.Kind != "hip" || id.TargetID != gpu || !target.IsOffloadArch(processor) {
 			return "the bundle target " + t
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/offcc/offcc/actions"
@@ -86,8 +87,11 @@ func TestForRelease(t *testing.T) {
 // be cc1 jobs for the host x86_64-pc-linux-gnu and OpenMP device compiles
 // for the triples of the profile's OpenMPDevices (the host device, amdgcn
 // and nvptx64), ptxas after an nvptx64 compile and the release's packager
-// with OpenMP images of those triples; anything else is clang's whole,
-// with the reason.
+// with OpenMP images of those triples; an OpenMP link to the host device,
+// whose wrapper arguments offcc's link stage reads; and CUDA and HIP
+// compiles (-c) with or without -fgpu-rdc, whose jobs must be the
+// release's (a HIP -fgpu-rdc object bundled with 19's IDs); anything else
+// is clang's whole, with the reason.
 func TestReleaseShapes(t *testing.T) {
 	p19 := toolchain.ProfileOf(19)
 	t19, err := options.ForRelease(19)
@@ -118,13 +122,18 @@ func TestReleaseShapes(t *testing.T) {
 		{append(omp, "-c", "-save-temps", "a.c"), ""},
 		{append(omp, "-c", "--offload-device-only", "a.c"), ""},
 		{[]string{"-x", "hip", "--offload-arch=gfx906", "-c", "a.hip"}, toolchain.ShapeHIPCompile},
-		{[]string{"-x", "hip", "--offload-arch=gfx906", "-fgpu-rdc", "-c", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-fgpu-rdc", "-c", "a.hip"}, toolchain.ShapeHIPRDCCompile},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-fgpu-rdc", "-fno-gpu-rdc", "-c", "a.hip"}, toolchain.ShapeHIPCompile},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-fgpu-rdc", "--offload-new-driver", "-c", "a.hip"}, ""},
+		{[]string{"-x", "hip", "--offload-arch=gfx906", "-fgpu-rdc", "a.hip"}, ""},
 		{[]string{"-x", "hip", "--offload-arch=gfx906", "--offload-new-driver", "-c", "a.hip"}, ""},
 		{[]string{"-x", "hip", "--offload-arch=gfx906", "-S", "a.hip"}, ""},
 		{[]string{"-x", "hip", "--offload-arch=gfx906", "--offload-device-only", "-c", "a.hip"}, ""},
 		{[]string{"-x", "hip", "--offload-arch=gfx906", "a.hip"}, ""},
 		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-c", "a.cu"}, toolchain.ShapeCUDACompile},
-		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "-c", "a.cu"}, ""},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "-c", "a.cu"}, toolchain.ShapeCUDARDCCompile},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "--offload-new-driver", "-c", "a.cu"}, ""},
+		{[]string{"-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "a.cu"}, ""},
 		{[]string{"-x", "cuda", "--offload-arch=sm_70", "--offload-new-driver", "-c", "a.cu"}, ""},
 		{[]string{"-x", "cuda", "--offload-arch=sm_70", "a.cu"}, ""},
 	} {
@@ -133,7 +142,7 @@ func TestReleaseShapes(t *testing.T) {
 		if got != c.want || (got == "") != (why != "") {
 			t.Errorf("%q: shape %q (%s), want %q", c.line, got, why, c.want)
 		}
-		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c), OpenMP links offloading to the host device, CUDA compiles (-c) and HIP compiles (-c): clang 19 runs the command line whole" {
+		if got == "" && why != "offcc plans only LLVM 19's plain compiles, OpenMP compiles (-c), OpenMP links offloading to the host device, CUDA compiles (-c), HIP compiles (-c), CUDA -fgpu-rdc compiles (-c) and HIP -fgpu-rdc compiles (-c): clang 19 runs the command line whole" {
 			t.Errorf("%q: reason %q", c.line, why)
 		}
 	}
@@ -268,6 +277,54 @@ func TestReleaseShapes(t *testing.T) {
 	withCUID[4] = "-cuid=1234"
 	if got, want := releaseJobsFit(p19, toolchain.ShapeHIPCompile, hipOpts, jobs(withCUID), model), hipWhy("clang", "its compile unit ID is not the one offcc's model gives a.hip"); got != want {
 		t.Errorf("another CUID: %q, want %q", got, want)
+	}
+
+	// HIP -fgpu-rdc: clang 19's jobs for --offload-arch=gfx906,gfx90a
+	// -fgpu-rdc -c: bitcode per GPU and the host object, bundled into
+	// the object with 19's IDs.
+	rdcOpts := parse("-x", "hip", "--offload-arch=gfx906,gfx90a", "-fgpu-rdc", "-c", "a.hip")
+	rdcDev := []string{"/l/clang", "-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-llvm-bc", "-target-cpu", "gfx906", "-fgpu-rdc", "-o", "d.bc", "-x", "hip", "a.hip"}
+	rdcHost := []string{"/l/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-fgpu-rdc", "-o", "h.o", "-x", "hip", "a.hip"}
+	objBundle := func(targets string, more ...string) []string {
+		line := []string{"/l/clang-offload-bundler", "-type=o", "-targets=" + targets, "-output=a.o"}
+		for range strings.Split(targets, ",") {
+			line = append(line, "-input=x")
+		}
+		return append(line, more...)
+	}
+	rdcWhy := func(tool, why string) string {
+		return "offcc does not recognise LLVM 19's job " + tool + " in HIP -fgpu-rdc compiles (-c) (" + why + "): clang 19 runs the command line whole"
+	}
+	for _, c := range []struct {
+		jobs []*clangJob
+		want string
+	}{
+		{jobs(rdcDev, rdcDev, rdcHost, objBundle("hip-amdgcn-amd-amdhsa-gfx906,hip-amdgcn-amd-amdhsa-gfx90a,host-x86_64-pc-linux-gnu")), ""},
+		{jobs(objBundle("hip-amdgcn-amd-amdhsa-gfx90a:xnack+,host-x86_64-pc-linux-gnu", "-verbose")), ""},
+		{jobs(objBundle("hip-amdgcn-amd-amdhsa-unknown-gfx906,host-x86_64-pc-linux-gnu")), rdcWhy("clang-offload-bundler", "the bundle target hip-amdgcn-amd-amdhsa-unknown-gfx906")},
+		{jobs(objBundle("hipv4-amdgcn-amd-amdhsa--gfx906,host-x86_64-pc-linux-gnu")), rdcWhy("clang-offload-bundler", "the bundle target hipv4-amdgcn-amd-amdhsa--gfx906")},
+		{jobs(objBundle("host-x86_64-pc-linux-gnu,hip-amdgcn-amd-amdhsa-gfx906")), rdcWhy("clang-offload-bundler", "an object bundle whose last entry is not host-x86_64-pc-linux-gnu")},
+		{jobs(objBundle("hip-amdgcn-amd-amdhsa-gfx906,host-x86_64-pc-linux-gnu", "-compress")), rdcWhy("clang-offload-bundler", "the bundler argument -compress")},
+		{jobs(bundle("host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx906")), rdcWhy("clang-offload-bundler", "the bundler argument -bundle-align=4096")},
+		{jobs(lld), rdcWhy("lld", "a tool of another shape")},
+		{jobs(nvDev), rdcWhy("clang", "a compile for nvptx64-nvidia-cuda")},
+	} {
+		if got := releaseJobsFit(p19, toolchain.ShapeHIPRDCCompile, rdcOpts, c.jobs, nil); got != c.want {
+			t.Errorf("jobs %v: %q, want %q", c.jobs[len(c.jobs)-1].argv, got, c.want)
+		}
+	}
+
+	// CUDA -fgpu-rdc: a device compile and ptxas -c per GPU, fatbinary,
+	// the host compile.
+	cudaRDC := parse("-x", "cuda", "--offload-arch=sm_70", "-fgpu-rdc", "-c", "a.cu")
+	ptxas = []string{"/usr/bin/ptxas", "-m64", "-O0", "--gpu-name", "sm_70", "--output-file", "d.cubin", "d.s", "-c"}
+	fatbin := []string{"/usr/bin/fatbinary", "-64", "--create", "a.fatbin", "--image=profile=sm_70,file=d.cubin", "--image=profile=compute_70,file=d.s"}
+	cudaHost := []string{"/l/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-fgpu-rdc", "-fcuda-include-gpubinary", "a.fatbin", "-o", "a.o", "-x", "cuda", "a.cu"}
+	if got := releaseJobsFit(p19, toolchain.ShapeCUDARDCCompile, cudaRDC, jobs(nvDev, ptxas, fatbin, cudaHost), nil); got != "" {
+		t.Errorf("CUDA -fgpu-rdc's jobs: %q", got)
+	}
+	if got, want := releaseJobsFit(p19, toolchain.ShapeCUDARDCCompile, cudaRDC, jobs(hipDev), nil), "offcc does not recognise LLVM 19's job clang in CUDA -fgpu-rdc compiles (-c) (a compile for amdgcn-amd-amdhsa): clang 19 runs the command line whole"; got != want {
+		t.Errorf("CUDA -fgpu-rdc with an amdgcn compile: %q, want %q", got, want)
 	}
 }
 

@@ -4,10 +4,11 @@ package e2e
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
 // (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
+// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
 // device and to AMD and NVIDIA GPUs, OpenMP links to the host device, CUDA
-// compiles and HIP compiles); every other command line it would plan is
-// run by clang 19's driver whole, so that its outputs are clang 19's
-// bytes. The tests
+// compiles and HIP compiles, with or without -fgpu-rdc); every other
+// command line it would plan is run by clang 19's driver whole, so that
+// its outputs are clang 19's bytes. The tests
 // check those bytes, the programs' runs, the jobs and their cache hits,
 // what the plan says (clang 19's tools; one fallback action and its
 // reason), and that a cache holding LLVM 22's results of the same source
@@ -109,11 +110,10 @@ type jobGraph struct {
 // and sm_70 without device libraries, HIP against Debian's ROCm, CUDA
 // with Debian's toolkit), and OpenMP programs that run as clang 19's do.
 // OpenMP compiles, OpenMP links to the host device, CUDA compiles and HIP
-// compiles are planned: their device jobs run as jobs of their own, with
-// clang 19's tools, and a second build comes from the cache; OpenMP
-// devices offcc does not list for 19 and CUDA and HIP -fgpu-rdc are run
-// by clang 19
-// whole, as their plan and -v say.
+// compiles (with or without -fgpu-rdc) are planned: their device jobs run
+// as jobs of their own, with clang 19's tools, and a second build comes
+// from the cache; OpenMP devices offcc does not list for 19 and CUDA and
+// HIP links are run by clang 19
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
 	t.Run("openmp", func(t *testing.T) {
@@ -373,8 +373,56 @@ func TestLLVM19Drive(t *testing.T) {
 		}
 		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
 		plannedBy19(t, g, "HIP")
-		// -fgpu-rdc (19's llvm-mc and bundle IDs) is clang 19's whole.
-		fallbackGraph(t, c.cxx, dir, env, args(compile, "-fgpu-rdc", "-o", "vec_add.o"))
+	})
+	t.Run("hip-rdc", func(t *testing.T) {
+		t.Parallel()
+		c := offccOnly(t, "offcc's LLVM 19 profile")
+		clangXX := llvm19Tool(t, "clang++")
+		dir := t.TempDir()
+		_, tmp := tmpEnv(t)
+		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		// A kernel that calls a device function of another translation
+		// unit (relocatable device code), without ROCm. (No template
+		// kernels: clang 19 orders -fgpu-rdc's __clang_gpu_used_external
+		// of two of them differently from run to run.)
+		src := "#include \"hip_min.h\"\n\nextern __device__ int helper(int);\n__device__ int hits;\n\n" +
+			"__global__ void bump(int *p) { *p = helper(*p) + hits; }\n\nint launch(int *p) {\n  bump<<<1, 1>>>(p);\n  return 0;\n}\n"
+		if err := os.WriteFile(filepath.Join(dir, "rdc.hip"), []byte(src), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		// Two GPUs: the object bundles each one's bitcode and the host
+		// object with 19's IDs (hip-amdgcn-amd-amdhsa-gfx906).
+		flags := []string{"-x", "hip", "--offload-arch=gfx906,gfx90a", "-nogpuinc", "-nogpulib", "-I" + srcPath(t, "../hip"), "-fgpu-rdc"}
+		compile := args(flags, "-c", "rdc.hip")
+		obj := sameAsClang19(t, c, clangXX, dir, env, "rdc.o", compile)
+		// Planned: a device compile per GPU and the host compile, then
+		// clang 19's bundler, each a job of its own; built again, every
+		// job is a hit.
+		r := cmdSpec{dir: dir, env: traced, name: c.cxx, args: args(llvm19Dir, compile, "-o", "rdc.o")}.mustRun(t)
+		jobs := traceJobs(r.stderr)
+		all := strings.Join(jobs, "\n")
+		for _, want := range []string{"kind=device-compile offload=device-hip target=amdgcn-amd-amdhsa arch=gfx906", "kind=device-compile offload=device-hip target=amdgcn-amd-amdhsa arch=gfx90a",
+			"kind=compile offload=host-hip", "job clang-offload-bundler kind=fatbinary"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("the second build of HIP -fgpu-rdc with LLVM 19 has no job %s:\n%s", want, r)
+			}
+		}
+		for _, j := range jobs {
+			if strings.Contains(j, "fallback") || !strings.Contains(j, "cache=hit") {
+				t.Errorf("the second build of HIP -fgpu-rdc with LLVM 19: job %q, want a cache hit", j)
+			}
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "rdc.o")); err != nil || !bytes.Equal(got, obj) {
+			t.Errorf("the cached build of HIP -fgpu-rdc with LLVM 19 is not clang 19's object (%v)", err)
+		}
+		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "rdc.o"))
+		if cc1 := plannedBy19(t, g, "HIP -fgpu-rdc"); cc1 != 3 {
+			t.Errorf("LLVM 19's HIP -fgpu-rdc compile plans %d clang -cc1 jobs, want 3 (two GPUs, the host)", cc1)
+		}
+		// The -fgpu-rdc link (lld per GPU, 19's llvm-mc) is clang 19's
+		// whole.
+		fallbackGraph(t, c.cxx, dir, env, args(flags, "rdc.o", "-o", "prog"))
 	})
 	t.Run("cuda", func(t *testing.T) {
 		t.Parallel()
@@ -406,9 +454,45 @@ func TestLLVM19Drive(t *testing.T) {
 		}
 		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "kernels.o"))
 		plannedBy19(t, g, "CUDA")
-		// -fgpu-rdc (fatbinary and the host linker in 19) is clang 19's
-		// whole.
-		fallbackGraph(t, c.cxx, dir, env, args(compile, "-fgpu-rdc", "-o", "kernels.o"))
+	})
+	t.Run("cuda-rdc", func(t *testing.T) {
+		t.Parallel()
+		c := offccOnly(t, "offcc's LLVM 19 profile")
+		clangXX := llvm19Tool(t, "clang++")
+		llvmtest.CUDA(t)
+		dir := t.TempDir()
+		_, tmp := tmpEnv(t)
+		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
+		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		// Two GPUs: ptxas -c per GPU, and 19's fatbinary (relocatable
+		// cubins and PTX) in the host object's __nv_relfatbin. (Not
+		// kernels.cu: clang 19 orders -fgpu-rdc's
+		// __clang_gpu_used_external of two template kernels differently
+		// from run to run.)
+		compile := args("-x", "cuda", "--offload-arch=sm_70", "--offload-arch=sm_80", "-fgpu-rdc", "-c", cudaToolkitSrc(t, "rdc_dev.cu"))
+		obj := sameAsClang19(t, c, clangXX, dir, env, "rdc_dev.o", compile)
+		// Planned: a device compile and ptxas per GPU, then fatbinary,
+		// each a job of its own; built again, every job is a hit.
+		r := cmdSpec{dir: dir, env: traced, name: c.cxx, args: args(llvm19Dir, compile, "-o", "rdc_dev.o")}.mustRun(t)
+		jobs := traceJobs(r.stderr)
+		all := strings.Join(jobs, "\n")
+		if strings.Count(all, "kind=device-compile") != 2 || strings.Count(all, "kind=device-assemble") != 2 || !strings.Contains(all, "kind=fatbinary") {
+			t.Errorf("the second build of CUDA -fgpu-rdc with LLVM 19 did not run each GPU's jobs:\n%s", r)
+		}
+		for _, j := range jobs {
+			// (The embedding into the host object is not cached.)
+			if strings.Contains(j, "fallback") || (strings.Contains(j, " cache=") && !strings.Contains(j, "cache=hit")) {
+				t.Errorf("the second build of CUDA -fgpu-rdc with LLVM 19: job %q, want a cache hit", j)
+			}
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "rdc_dev.o")); err != nil || !bytes.Equal(got, obj) {
+			t.Errorf("the cached build of CUDA -fgpu-rdc with LLVM 19 is not clang 19's object (%v)", err)
+		}
+		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "rdc_dev.o"))
+		plannedBy19(t, g, "CUDA -fgpu-rdc")
+		// The new driver's -fgpu-rdc (clang-offload-packager in 19) is
+		// clang 19's whole.
+		fallbackGraph(t, c.cxx, dir, env, args(compile, "--offload-new-driver", "-o", "rdc_dev.o"))
 	})
 }
 

@@ -119,6 +119,23 @@ const (
 	// itself, as the host compile does. Each compile's CUID is checked as
 	// in ShapeCUDACompile.
 	ShapeHIPCompile Shape = "HIP compiles (-c)"
+	// ShapeCUDARDCCompile: a CUDA compile (-c) with -fgpu-rdc, without
+	// --offload-new-driver: the jobs of ShapeCUDACompile, ptxas run with
+	// -c (relocatable cubins) and the host compile with -fgpu-rdc, whose
+	// fat binary goes into the host object's __nv_relfatbin section
+	// (offcc puts it there itself, as the host compile does). 22 runs
+	// the new driver's llvm-offload-binary instead.
+	ShapeCUDARDCCompile Shape = "CUDA -fgpu-rdc compiles (-c)"
+	// ShapeHIPRDCCompile: a HIP compile (-c) with -fgpu-rdc, without
+	// --offload-new-driver: clang -cc1 for the host (x86_64-pc-linux-gnu,
+	// an object) and amdgcn-amd-amdhsa (bitcode, one per GPU), and the
+	// release's clang-offload-bundler, run as printed, bundling them into
+	// the object (-type=o, the release's IDs: 19
+	// -targets=hip-amdgcn-amd-amdhsa-<gfx>,...,host-x86_64-pc-linux-gnu;
+	// 22: hip-amdgcn-amd-amdhsa-unknown-<gfx>). No device link: the
+	// program's link does that. Each compile's CUID is checked as in
+	// ShapeCUDACompile.
+	ShapeHIPRDCCompile Shape = "HIP -fgpu-rdc compiles (-c)"
 )
 
 // A WrapperForm is the form of one release's clang-linker-wrapper
@@ -185,6 +202,10 @@ const (
 //     driver's steps (22: llvm-offload-binary and clang-linker-wrapper
 //     --emit-fatbin-only).
 //
+// Its CUDA and HIP -fgpu-rdc device compiles are not the same twice when
+// two or more template kernels are launched from the host: their order in
+// __clang_gpu_used_external changes from run to run.
+//
 // Its OpenMP front end, given a source by a name that names nothing from
 // where it runs (offcc's stable names: -working-directory W and the
 // source behind a prefix of "." and "/"), stops with "fatal error: error
@@ -215,10 +236,10 @@ const (
 // offcc drives LLVM 19 but plans it only in part (Plans false): plain
 // compiles, OpenMP compiles (-c) to the host device, amdgcn and nvptx64
 // (OpenMPDevices), OpenMP links to the host device, and CUDA and HIP
-// compiles (-c, without -fgpu-rdc or the new driver), whose jobs the
-// driver checks one by one; everything else (OpenMP links of GPU images
-// and compiles for other devices, CUDA and HIP -fgpu-rdc and links) clang
-// 19 runs whole. Its objects and programs are clang 19's byte for byte
+// compiles (-c, with or without -fgpu-rdc, without the new driver), whose
+// jobs the driver checks one by one; everything else (OpenMP links of GPU
+// images and compiles for other devices, CUDA and HIP links) clang 19
+// runs whole. Its objects and programs are clang 19's byte for byte
 // either way (e2e TestLLVM19Drive). Its jobs stay off the build farm, and its OpenMP kernels keep inode names
 // (StableNames false); -fsyclbin is refused (SYCLBIN false).
 var profiles = []*Profile{
@@ -239,7 +260,7 @@ var profiles = []*Profile{
 		Major:                 19,
 		Drives:                true,
 		Plans:                 false,
-		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile},
+		Shapes:                []Shape{ShapePlainCompile, ShapeOpenMPCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile, ShapeCUDARDCCompile, ShapeHIPRDCCompile},
 		OpenMPDevices:         []string{"x86_64-pc-linux-gnu", "amdgcn-amd-amdhsa", "nvptx64-nvidia-cuda"},
 		DefaultDir:            "/usr/lib/llvm-19/bin",
 		InstallHint:           "apt-get install clang-19 clang-tools-19 lld-19 llvm-19",

@@ -35,7 +35,7 @@ func TestProfiles(t *testing.T) {
 	if Preferred() != p22 || !p22.Drives || !p19.Drives || !p22.Plans || p19.Plans {
 		t.Errorf("preferred %d; drives 22 %v, 19 %v; plans 22 %v, 19 %v", Preferred().Major, p22.Drives, p19.Drives, p22.Plans, p19.Plans)
 	}
-	if len(p22.Shapes) != 0 || !slices.Equal(p19.Shapes, []Shape{ShapePlainCompile, ShapeOpenMPCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile}) {
+	if len(p22.Shapes) != 0 || !slices.Equal(p19.Shapes, []Shape{ShapePlainCompile, ShapeOpenMPCompile, ShapeOpenMPHostLink, ShapeCUDACompile, ShapeHIPCompile, ShapeCUDARDCCompile, ShapeHIPRDCCompile}) {
 		t.Errorf("shapes: 22 %q, 19 %q", p22.Shapes, p19.Shapes)
 	}
 	for _, p := range Profiles() {
