@@ -142,9 +142,11 @@ const (
 // compiles (-c, without -fgpu-rdc or the new driver), whose jobs the
 // driver checks one by one; everything else (OpenMP links and GPU
 // targets, CUDA and HIP -fgpu-rdc and links) clang 19 runs whole. Its objects are clang 19's
-// byte for byte either way (e2e TestLLVM19Drive). Its jobs stay off the
-// build farm and the plan cache, and its OpenMP kernels keep inode names
-// (StableNames false); -fsyclbin is refused (SYCLBIN false).
+// byte for byte either way (e2e TestLLVM19Drive). Its jobs go to the
+// build farm's workers of LLVM 19, read with 19's option tables (e2e
+// TestFarmLLVM19); they stay off the plan cache, and its OpenMP kernels
+// keep inode names (StableNames false); -fsyclbin is refused (SYCLBIN
+// false).
 var profiles = []*Profile{
 	{
 		Major:                 22,
