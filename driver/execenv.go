@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
@@ -106,17 +105,12 @@ func (b *offloadBuild) newExecEnv(plan *Plan) (_ *execEnv, err error) {
 		env.options.Observer = env.progress
 	}
 	env.shell = actions.NewShell(shopt)
+	// The farm reads the jobs with the option tables of the build's
+	// release (the workers with those of the LLVM they run), and sends
+	// them to workers of the build's toolchain only.
 	url := inv.remoteExecURL(opts)
-	if url != "" && !b.release.Plans {
-		// The farm reads the jobs it runs with LLVM 22's option tables;
-		// a release offcc plans only in part keeps its jobs here.
-		if opts.Verbose {
-			fmt.Fprintf(inv.Stderr, "%s: note: LLVM %d's jobs run here, not on the build farm (offcc plans LLVM %d only in part)\n", inv.prog(), b.release.Major, b.release.Major)
-		}
-		url = ""
-	}
 	if url != "" && inv.Services != nil && inv.Services.Remote != nil {
-		req := RemoteRequest{URL: url, Clang: b.clang, TempDir: tempDir, Shell: env.shell}
+		req := RemoteRequest{URL: url, Clang: b.clang, Release: b.release.Major, TempDir: tempDir, Shell: env.shell}
 		if gov != nil {
 			req.Peaks = gov
 		}

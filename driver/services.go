@@ -45,6 +45,9 @@ type RemoteRequest struct {
 	URL string
 	// Clang is the build's clang; TempDir its private temporary directory.
 	Clang, TempDir string
+	// Release is the LLVM major version of Clang (its profile's), whose
+	// option tables the farm reads the build's jobs with.
+	Release int
 	// Shell is the build's Shell, through which the client runs what it
 	// runs here (its dependency scans).
 	Shell *actions.Shell

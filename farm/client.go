@@ -33,6 +33,11 @@ type ClientOptions struct {
 	// Clang is the clang of the build; jobs go to workers with the same
 	// toolchain identity (see Toolchain).
 	Clang string
+	// Release is the LLVM major version of Clang (toolchain.LLVM.Major):
+	// the client reads and checks its jobs with that release's option
+	// tables (see ReleaseTables), as its workers, which run the same
+	// clang, do. 0 is the release found in Clang's directory.
+	Release int
 	// TempDir holds the client's scratch files (dependency scans).
 	TempDir string
 	// Pickup is how long a job may wait for a worker before the client
@@ -89,6 +94,9 @@ type Client struct {
 	toolIDs   map[string]string
 	host      string
 	cwd       string
+	// tables are the option tables of the release of opt.Clang, which
+	// read the jobs' command lines.
+	tables *options.Tables
 
 	// includes finds the files a compile reads without running clang.
 	includes *includescan.Scanner
@@ -135,7 +143,8 @@ var (
 // nothing to send costs nothing): then it computes the toolchain's
 // identity, reads the farm's capacity, and rereads it every second until
 // Close. Unless opt.Insecure, it needs a signing key and trusted worker
-// keys: without them it returns an error (and the build runs locally).
+// keys: without them it returns an error (and the build runs locally), as
+// it does for a release of LLVM offcc has no option tables of.
 func NewClient(store *redisstore.Store, opt ClientOptions) (*Client, error) {
 	if opt.Pickup <= 0 {
 		opt.Pickup = 2 * time.Second
@@ -151,11 +160,15 @@ func NewClient(store *redisstore.Store, opt ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("no trusted worker keys (%s), and not marked insecure (%s=1)", trust.EnvWorkers, EnvInsecure)
 		}
 	}
+	tables, err := ReleaseTables(opt.Clang, opt.Release)
+	if err != nil {
+		return nil, err
+	}
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
-	return &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd,
+	return &Client{store: store, rdb: store.Client(), opt: opt, host: host, cwd: cwd, tables: tables,
 		toolDir: toolDir(opt.Clang), stop: make(chan struct{}),
-		includes: includescan.New(), pathKit: sync.OnceValue(cudaDirOnPath),
+		includes: includescan.NewFor(tables), pathKit: sync.OnceValue(cudaDirOnPath),
 		kitsLive: map[string]bool{}, kitsUsed: map[string]bool{}}, nil
 }
 
@@ -388,7 +401,7 @@ func (c *Client) Run(ctx context.Context, a *actions.Action, stdout, stderr io.W
 		// IR names a kernel after a file's inode (its front end ran
 		// here), a worker would name it after its copy's inode, and the
 		// host would never launch it.
-		if ir := hostIRFile(a.Command); ir != "" {
+		if ir := hostIRFile(c.tables.ClangCC1(), a.Command); ir != "" {
 			if named, err := c.inodeNamed(ir); err != nil || named {
 				return local("the host IR %s names OpenMP kernels after inodes (a target region in a file named by an absolute path), which a worker would name otherwise", ir)
 			}
@@ -824,7 +837,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 	// An empty input clang is given as /dev/null (-fembed-offload-object=
 	// /dev/null, which offcc fills later) goes as an empty file.
 	for _, arg := range j.Args {
-		if p, ok := pathOf(arg); ok && p == os.DevNull && tool == "clang" {
+		if p, ok := pathOf(c.tables.ClangCC1(), arg); ok && p == os.DevNull && tool == "clang" {
 			add(c.cwd, p, p)
 		}
 	}
@@ -853,7 +866,7 @@ func (c *Client) job(ctx context.Context, a *actions.Action) (*Job, []cache.Blob
 		j.Files[i].Blob, j.Files[i].Mode = b.Name, b.Mode
 		blobs = append(blobs, b)
 	}
-	if _, why := check(j); why != "" {
+	if _, why := check(j, c.tables); why != "" {
 		return nil, nil, errors.New(why)
 	}
 	return j, blobs, nil
@@ -901,7 +914,7 @@ func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) 
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	args := append(withoutAction(a.Command[1:]), "-Eonly", "-dependency-file", f.Name(), "-MT", "scan", "-sys-header-deps")
+	args := append(withoutAction(c.tables.ClangCC1(), a.Command[1:]), "-Eonly", "-dependency-file", f.Name(), "-MT", "scan", "-sys-header-deps")
 	sh := c.opt.Shell
 	if sh == nil {
 		sh = actions.NewShell(actions.ShellOptions{TempDir: c.opt.TempDir})
@@ -920,13 +933,14 @@ func (c *Client) scan(ctx context.Context, a *actions.Action) ([]string, error) 
 
 // withoutAction returns the cc1 arguments args ("-cc1" first) without
 // their action (-emit-obj, -emit-llvm-bc...: clang refuses some of them
-// beside -Eonly), or a copy of args where they do not parse.
-func withoutAction(args []string) []string {
+// beside -Eonly), read with cc1, the option table of their clang, or a
+// copy of args where they do not parse.
+func withoutAction(cc1 *options.Table, args []string) []string {
 	out := []string{}
 	if len(args) < 1 {
 		return out
 	}
-	parsed, err := options.ClangCC1().Parse(args[1:])
+	parsed, err := cc1.Parse(args[1:])
 	if err != nil {
 		return append(out, args...)
 	}

@@ -113,7 +113,7 @@ func TestCheckCUDA(t *testing.T) {
 		{"nvlink --output-file", nvlink("--output-file", "/tmp/x", "/tmp/r.cubin"), "outputs go as -o OUT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, why := check(tc.job)
+			p, why := check22(tc.job)
 			switch {
 			case tc.want == "" && why != "":
 				t.Errorf("refused: %s", why)
@@ -134,7 +134,7 @@ func TestCheckCUDA(t *testing.T) {
 func TestCUDACommand(t *testing.T) {
 	j := cudaJob("fatbinary", []string{"/tmp/a.o", "/src/b.o=b.o"}, []string{"/tmp/k.fatbin"},
 		"-64", "--create", "/tmp/k.fatbin", "--image3=kind=elf,sm=52,file=/tmp/a.o", "--image=file=b.o,profile=sm_80")
-	p, why := check(j)
+	p, why := check22(j)
 	if why != "" {
 		t.Fatal(why)
 	}
@@ -144,7 +144,7 @@ func TestCUDACommand(t *testing.T) {
 		t.Errorf("command %q, want %q", got, want)
 	}
 	j = cudaJob("ptxas", []string{"/tmp/k.s"}, []string{"/tmp/k.o"}, "-m64", "--gpu-name", "sm_80", "--output-file", "/tmp/k.o", "/tmp/k.s", "-c")
-	if p, why = check(j); why != "" {
+	if p, why = check22(j); why != "" {
 		t.Fatal(why)
 	}
 	got = p.command(map[string]string{"/tmp/k.o": "/w/o0-k.o"}, map[string]string{"/tmp/k.s": "/in/f0-k.s"})

@@ -46,6 +46,8 @@ import (
 	"time"
 
 	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/options"
+	"github.com/offcc/offcc/toolchain"
 )
 
 // Group is the consumer group of every job stream.
@@ -163,6 +165,24 @@ func toolDir(clang string) string {
 // ToolDir returns the directory of the LLVM tools a worker with clang at
 // clang runs: that of clang after symbolic links.
 func ToolDir(clang string) string { return toolDir(clang) }
+
+// ReleaseTables returns the option tables with which the farm reads the
+// jobs of the clang at clang: those of LLVM release major, or, for 0, of
+// the release toolchain.Find finds in clang's directory. Clients and
+// workers read a job with the tables of the release that runs it (the
+// same clang on both sides: see Toolchain), so an option only another
+// release knows is unknown, and the job stays on its client. A release
+// offcc has no tables of is an error.
+func ReleaseTables(clang string, major int) (*options.Tables, error) {
+	if major == 0 {
+		l, err := toolchain.Find(filepath.Dir(clang), func(string) string { return "" })
+		if err != nil {
+			return nil, err
+		}
+		major = l.Major
+	}
+	return options.ForRelease(major)
+}
 
 // Toolchain returns the identity of the LLVM installation whose clang is at
 // clang, as workers announce it and jobs name it (see toolchainOf).

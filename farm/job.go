@@ -366,11 +366,12 @@ func mustShip(o *options.Option) bool {
 }
 
 // pathOf returns the absolute path the clang -cc1 argument a names by
-// itself, if any: a as an input, or the value joined to an option whose
-// values must be shipped (see mustShip). The value of a separate option
-// is an argument of its own.
-func pathOf(a string) (string, bool) {
-	arg, err := options.ClangCC1().ParseOne([]string{a}, 0)
+// itself, if any, read with cc1, the option table of the job's clang: a
+// as an input, or the value joined to an option whose values must be
+// shipped (see mustShip). The value of a separate option is an argument
+// of its own.
+func pathOf(cc1 *options.Table, a string) (string, bool) {
+	arg, err := cc1.ParseOne([]string{a}, 0)
 	if err != nil || arg.IsUnknown() || !mustShip(arg.Option) {
 		return "", false
 	}
@@ -432,11 +433,15 @@ func (p *plan) command(out, in map[string]string) []string {
 	return cmd
 }
 
-// check returns the plan of j, or why a worker must not run it.
+// check returns the plan of j, or why a worker must not run it, reading
+// its command line with tables, the option tables of the LLVM release
+// whose clang and lld run it (the client's and the worker's, whose
+// toolchain identities are the job's).
 //
-// The command line is parsed once with its tool's option table (clang
-// -cc1's, or ld.lld's), and every argument must be allowed, by what the
-// option model says of it:
+// The command line is parsed once with its tool's option table (the
+// release's clang -cc1 or ld.lld), and every argument must be allowed, by
+// what the option model says of it (for that release: an option the
+// release's table does not know is refused as unknown):
 //
 //   - clang -cc1: a flag; a name, macro or search directory (read only
 //     through the VFS overlay, which shows nothing but the shipped
@@ -463,7 +468,7 @@ func (p *plan) command(out, in map[string]string) []string {
 // line is parsed before the worker appends its own -ivfsoverlay and
 // -working-directory, an option at its end that lacks its value is
 // refused (a MissingValueError) rather than left to swallow them.
-func check(j *Job) (*plan, string) {
+func check(j *Job, tables *options.Tables) (*plan, string) {
 	var table *options.Table
 	argv := j.Args
 	switch j.Tool {
@@ -471,9 +476,9 @@ func check(j *Job) (*plan, string) {
 		if len(j.Args) == 0 || j.Args[0] != "-cc1" {
 			return nil, "clang runs only as clang -cc1"
 		}
-		table, argv = options.ClangCC1(), j.Args[1:]
+		table, argv = tables.ClangCC1(), j.Args[1:]
 	case "lld":
-		table = options.LLD()
+		table = tables.LLD()
 	default:
 		if !isCUDATool(j.Tool) {
 			return nil, fmt.Sprintf("tool %q is not one a worker runs (%s)", j.Tool, strings.Join(Tools, ", "))

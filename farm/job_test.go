@@ -216,7 +216,7 @@ func TestCheck(t *testing.T) {
 		{"lld -plugin-opt= GCC's lto-wrapper", lld("/tmp/a.o", "-plugin-opt=/usr/lib/gcc/lto-wrapper"), "not run on workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, got := check(tc.job)
+			_, got := check22(tc.job)
 			if tc.want == "" && got != "" {
 				t.Fatalf("refused: %s", got)
 			}
@@ -227,6 +227,51 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckPerRelease: a job is read with the option tables of its own
+// LLVM release, so that what one release's clang -cc1 has and the other's
+// lacks runs only on a worker of the release that knows it, and what
+// offcc knows of 19's own options holds on its workers (19's Objective-C
+// migration report is a file written, never run there).
+func TestCheckPerRelease(t *testing.T) {
+	t19, err := options.ForRelease(19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc1 := func(args ...string) *Job {
+		return &Job{Version: JobVersion, Tool: "clang", Dir: "/src",
+			Args:    append([]string{"-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-obj", "-o", "/tmp/x.o"}, append(args, "-x", "hip", "k.hip")...),
+			Files:   []File{{Path: "/src/k.hip"}},
+			Outputs: []string{"/tmp/x.o"}}
+	}
+	for _, tc := range []struct {
+		name   string
+		job    *Job
+		want19 string // "" runs on a worker of LLVM 19; else a substring of the refusal
+		want22 string // the same for LLVM 22
+	}{
+		// clang 19's cc1 has -fpreserve-vec3-type (LLVM 20 made it a
+		// default) and 22's --no-offloadlib (new in 22): each is
+		// unknown to the other release's clang, which refuses it.
+		{"-fpreserve-vec3-type", cc1("-fpreserve-vec3-type"), "", "has no option -fpreserve-vec3-type"},
+		{"--no-offloadlib", cc1("--no-offloadlib"), "has no option --no-offloadlib", ""},
+		{"-arcmt-migrate-report-output", cc1("-arcmt-migrate-report-output", "/tmp/r.plist"), "not run on workers", "has no option -arcmt-migrate-report-output"},
+		{"-load in both", cc1("-load", "/tmp/p.so"), "not run on workers", "not run on workers"},
+	} {
+		for _, r := range []struct {
+			tables *options.Tables
+			want   string
+		}{{t19, tc.want19}, {tables22(), tc.want22}} {
+			_, got := check(tc.job, r.tables)
+			switch {
+			case r.want == "" && got != "":
+				t.Errorf("%s, LLVM %d: refused (%s), want it run", tc.name, r.tables.Major, got)
+			case r.want != "" && !strings.Contains(got, r.want):
+				t.Errorf("%s, LLVM %d: check = %q, want a refusal with %q", tc.name, r.tables.Major, got, r.want)
+			}
+		}
+	}
+}
+
 // TestPlanCommand: the worker rewrites outputs and lld's inputs from the
 // parse: a value spelled like an output option stays as it is.
 func TestPlanCommand(t *testing.T) {
@@ -234,7 +279,7 @@ func TestPlanCommand(t *testing.T) {
 		Args:    []string{"-cc1", "-main-file-name", "-o", "-MT", "-dependency-file", "-o", "/tmp/x.o", "-dependency-file", "/tmp/x.d", "k.hip"},
 		Files:   []File{{Path: "/src/k.hip"}},
 		Outputs: []string{"/tmp/x.o", "/tmp/x.d"}}
-	p, why := check(j)
+	p, why := check22(j)
 	if why != "" {
 		t.Fatal(why)
 	}
@@ -247,7 +292,7 @@ func TestPlanCommand(t *testing.T) {
 		Args:    []string{"-m", "elf64_amdgpu", "-plugin-opt", "mcpu=gfx90a", "-o", "/tmp/x.out", "a.o", "/tmp/b.o"},
 		Files:   []File{{Path: "/src/a.o", Arg: "a.o"}, {Path: "/tmp/b.o"}},
 		Outputs: []string{"/tmp/x.out"}}
-	if p, why = check(l); why != "" {
+	if p, why = check22(l); why != "" {
 		t.Fatal(why)
 	}
 	got = strings.Join(p.command(map[string]string{"/tmp/x.out": "W/o0"}, map[string]string{"a.o": "W/in/f0", "/tmp/b.o": "W/in/f1"}), " ")
@@ -269,7 +314,7 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, why := check(j)
+		p, why := check22(j)
 		if why != "" {
 			return
 		}
@@ -313,9 +358,22 @@ func TestPathOf(t *testing.T) {
 		{"k.c", ""},
 		{"-bogus=/x", ""},
 	} {
-		p, ok := pathOf(tc.arg)
+		p, ok := pathOf(tables22().ClangCC1(), tc.arg)
 		if p != tc.want || ok != (tc.want != "") {
 			t.Errorf("pathOf(%q) = %q, %v; want %q", tc.arg, p, ok, tc.want)
 		}
 	}
 }
+
+// tables22 returns LLVM 22's option tables, the release of the tests'
+// clang.
+func tables22() *options.Tables {
+	t, err := options.ForRelease(22)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// check22 is check with LLVM 22's option tables.
+func check22(j *Job) (*plan, string) { return check(j, tables22()) }

@@ -60,9 +60,9 @@ type llvmHarness struct {
 	base map[string]map[string]bool
 }
 
-func newLLVMHarness(t *testing.T) *llvmHarness {
+func newLLVMHarness(t *testing.T, clang, lld string, spirv bool) *llvmHarness {
 	t.Helper()
-	h := &llvmHarness{clang: llvmtest.Clang(t), lld: llvmtest.Tool(t, "ld.lld"), base: map[string]map[string]bool{}}
+	h := &llvmHarness{clang: clang, lld: lld, base: map[string]map[string]bool{}}
 	src := t.TempDir()
 	cu, c := filepath.Join(src, "k.cu"), filepath.Join(src, "k.c")
 	for p, text := range map[string]string{cu: llvmKernelCU, c: llvmKernelC} {
@@ -81,6 +81,9 @@ func newLLVMHarness(t *testing.T) *llvmHarness {
 		// OpenMP's x86_64 host device, and the host side of every
 		// offload compile (the driver's -mllvm goes to both sides).
 		{"x86_64", []string{"-triple", "x86_64-pc-linux-gnu", "-emit-obj", "-x", "c", c}, "out.o"},
+	}
+	if !spirv {
+		h.cc1 = slices.DeleteFunc(h.cc1, func(tg llvmTarget) bool { return tg.name == "spirv64" })
 	}
 	for i := range h.cc1 {
 		h.cc1[i].args = append([]string{h.clang, "-cc1", "-O2"}, h.cc1[i].args...)
@@ -234,9 +237,25 @@ var llvmExtra = map[string][]string{
 // nothing there but the output; where strace is installed, each run also
 // names no file that the same run without the option does not. The
 // options that write files of the security review are the controls: the
-// same runs find their files.
+// same runs find their files. It runs with LLVM 22 and, as workers of
+// LLVM 19 pass the same options, with LLVM 19 (skipped without it: see
+// llvmtest.Missing19), on the targets offcc sends LLVM 19's jobs of
+// (not SPIR-V).
 func TestLLVMOptionsOpenNoFile(t *testing.T) {
-	h := newLLVMHarness(t)
+	t.Run("LLVM22", func(t *testing.T) {
+		t.Parallel()
+		llvmOptionsOpenNoFile(t, newLLVMHarness(t, llvmtest.Clang(t), llvmtest.Tool(t, "ld.lld"), true), true)
+	})
+	t.Run("LLVM19", func(t *testing.T) {
+		t.Parallel()
+		// (clang 19 has no SPIR-V backend.)
+		llvmOptionsOpenNoFile(t, newLLVMHarness(t, llvmtest.Tool19(t, "clang"), llvmtest.Tool19(t, "ld.lld"), false), false)
+	})
+}
+
+// llvmOptionsOpenNoFile is TestLLVMOptionsOpenNoFile with the LLVM of h;
+// controls runs the controls too (their options are LLVM 22's).
+func llvmOptionsOpenNoFile(t *testing.T, h *llvmHarness, controls bool) {
 	if h.strace == "" {
 		t.Log("strace is not installed: the runs are not traced")
 	}
@@ -295,6 +314,9 @@ func TestLLVMOptionsOpenNoFile(t *testing.T) {
 
 	// The controls: the review's options, which the check refuses, do
 	// leave files in the same runs.
+	if !controls {
+		return
+	}
 	x86 := h.cc1[3]
 	for _, c := range []struct {
 		kind  string
@@ -421,12 +443,12 @@ func lldLineChecks(t *testing.T, mode, argv []string) {
 			}
 		}
 	}
-	if _, why := check(j); why != "" {
+	if _, why := check22(j); why != "" {
 		t.Errorf("clang %q's device link %q is refused: %s", mode, argv, why)
 	}
 	for _, f := range []string{"gnu", "link"} {
 		j.Args = append([]string{"-flavor", f}, argv...)
-		if _, why := check(j); !strings.Contains(why, "-flavor") {
+		if _, why := check22(j); !strings.Contains(why, "-flavor") {
 			t.Errorf("with -flavor %s, clang %q's device link: check = %q, want a refusal of -flavor", f, mode, why)
 		}
 	}

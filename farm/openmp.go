@@ -62,12 +62,13 @@ func isOpenMPFrontEnd(a *actions.Action) bool {
 }
 
 // hostIRFile returns the host IR an OpenMP device compile's cc1 command
-// reads (-fopenmp-host-ir-file-path), or "".
-func hostIRFile(argv []string) string {
+// reads (-fopenmp-host-ir-file-path), read with cc1, its clang's option
+// table, or "".
+func hostIRFile(cc1 *options.Table, argv []string) string {
 	if len(argv) < 2 {
 		return ""
 	}
-	args, err := options.ClangCC1().Parse(argv[2:])
+	args, err := cc1.Parse(argv[2:])
 	if err != nil {
 		return ""
 	}

@@ -29,7 +29,7 @@ func TestScanThroughShell(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	sh := actions.NewShell(actions.ShellOptions{Stderr: &stderr, Verbose: true, TempDir: dir})
-	c := &Client{opt: ClientOptions{Clang: clang, TempDir: dir, Shell: sh}}
+	c := &Client{opt: ClientOptions{Clang: clang, TempDir: dir, Shell: sh}, tables: tables22()}
 	a := &actions.Action{Command: []string{clang, "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-obj",
 		"-o", filepath.Join(dir, "main.o"), "-x", "c", src}}
 	files, err := c.scan(context.Background(), a)

@@ -22,6 +22,7 @@ import (
 	"github.com/offcc/offcc/cache"
 	"github.com/offcc/offcc/cache/redisstore"
 	"github.com/offcc/offcc/internal/membudget"
+	"github.com/offcc/offcc/options"
 	"github.com/offcc/offcc/trust"
 	"github.com/redis/go-redis/v9"
 )
@@ -33,6 +34,11 @@ type WorkerOptions struct {
 	// Clang is the clang the worker runs; lld is taken from its
 	// directory.
 	Clang string
+	// Release is the LLVM major version of Clang (toolchain.LLVM.Major):
+	// the worker checks each job's command line with that release's
+	// option tables (see ReleaseTables). 0 is the release found in
+	// Clang's directory.
+	Release int
 	// CUDA is the directory of the CUDA toolkit's ptxas, fatbinary and
 	// nvlink the worker runs (default: that of the ptxas on PATH, if
 	// any; see ToolPath); NoCUDA runs none. The Sandbox must allow
@@ -117,6 +123,9 @@ type Worker struct {
 	rdb       *redis.Client
 	opt       WorkerOptions
 	toolchain string
+	// tables are the option tables of the release of opt.Clang, which
+	// check the jobs' command lines.
+	tables *options.Tables
 	// cuda is the identity of the CUDA toolkit the worker runs (see
 	// cudaToolchainOf), "" for none; cudaDir its directory.
 	cuda    string
@@ -140,7 +149,8 @@ type Worker struct {
 	draining              atomic.Bool
 }
 
-// NewWorker returns a worker serving jobs from store's server.
+// NewWorker returns a worker serving jobs from store's server. A release
+// of LLVM offcc has no option tables of is an error.
 func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 	if opt.Slots < 1 {
 		opt.Slots = 1
@@ -201,6 +211,11 @@ func NewWorker(store *redisstore.Store, opt WorkerOptions) (*Worker, error) {
 		w.tools[t] = p
 	}
 	w.toolIDs, w.toolchain = toolchainOf(opt.Clang)
+	tables, err := ReleaseTables(opt.Clang, opt.Release)
+	if err != nil {
+		return nil, err
+	}
+	w.tables = tables
 	if err := w.findCUDA(); err != nil {
 		return nil, err
 	}
@@ -355,7 +370,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	// write the cached copy it was given: every reuse is checked.
 	w.blobs.verify = !w.hasLayer("bubblewrap")
 	w.announce(bg)
-	w.logf("worker %s: serving toolchain %s (%s) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.opt.Slots, w.store.Name())
+	w.logf("worker %s: serving toolchain %s (%s, LLVM %d) with %d slots on %s", w.opt.Name, w.toolchain, w.opt.Clang, w.tables.Major, w.opt.Slots, w.store.Name())
 	if w.cuda != "" {
 		w.logf("worker %s: serving CUDA toolkit %s (ptxas, fatbinary, nvlink in %s)", w.opt.Name, w.cuda, w.cudaDir)
 	}
@@ -935,7 +950,7 @@ func (w *Worker) accept(toolchain, id string, e *cache.Entry, err error, res *Re
 	if why := expiryProblem(j.Expires, time.Now()); why != "" {
 		return nil, nil, why
 	}
-	p, why := check(j)
+	p, why := check(j, w.tables)
 	if why != "" {
 		return nil, nil, why
 	}

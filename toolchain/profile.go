@@ -240,8 +240,11 @@ const (
 // jobs the driver checks one by one; everything else (OpenMP links of GPU
 // images and compiles for other devices, CUDA and HIP links) clang 19
 // runs whole. Its objects and programs are clang 19's byte for byte
-// either way (e2e TestLLVM19Drive). Its jobs stay off the build farm, and its OpenMP kernels keep inode names
-// (StableNames false); -fsyclbin is refused (SYCLBIN false).
+// either way (e2e TestLLVM19Drive). Its jobs go to the build farm's
+// workers of LLVM 19, read with 19's option tables (e2e TestFarmLLVM19);
+// its plans are cached and checked as fresh ones are; its OpenMP kernels
+// keep inode names (StableNames false); -fsyclbin is refused (SYCLBIN
+// false).
 var profiles = []*Profile{
 	{
 		Major:                 22,

@@ -23,7 +23,7 @@ import (
 	"github.com/offcc/offcc/trust"
 )
 
-const workerUsage = `USAGE: offcc worker [--redis URL] [--jobs N] [--memory SIZE] [--name NAME] [--dir DIR] [--quiet]
+const workerUsage = `USAGE: offcc worker [--redis URL] [--llvm-dir DIR] [--jobs N] [--memory SIZE] [--name NAME] [--dir DIR] [--quiet]
                     [--signing-key FILE] [--trusted-clients LIST] [--job-memory SIZE]
                     [--job-cpu DURATION] [--job-wall DURATION] [--job-output SIZE]
                     [--job-procs N] [--job-inputs N] [--job-input-bytes SIZE]
@@ -57,6 +57,10 @@ Clients send jobs when OFFCC_REMOTE_EXEC=URL is set (or --remote-exec=URL).
 OPTIONS:
   --redis URL    redis://[user:password@]host:port[/db] or rediss://...
                  (default: $OFFCC_REMOTE_EXEC)
+  --llvm-dir DIR the bin directory of the LLVM whose clang and lld it runs
+                 (LLVM 22 or 19; default: found as offcc finds it, from
+                 $OFFCC_LLVM_DIR or PATH); it takes only jobs of that
+                 LLVM, read with that release's option tables
   --jobs N       jobs run at once (default: the number of CPUs)
   --memory SIZE  the memory its jobs may use together (default: MemAvailable
                  at the start); a job is taken only while its expected peak
@@ -128,6 +132,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	fs := flag.NewFlagSet("offcc worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	url := fs.String("redis", getenv("OFFCC_REMOTE_EXEC"), "")
+	llvmDir := fs.String("llvm-dir", "", "")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "")
 	memory := fs.String("memory", "", "")
 	name := fs.String("name", "", "")
@@ -215,7 +220,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 		return fail("%v", err)
 	}
 	defer store.Close()
-	llvm, err := toolchain.Find("", getenv)
+	llvm, err := toolchain.Find(*llvmDir, getenv)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -233,7 +238,7 @@ func workerRun(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fail("%v", err)
 	}
-	opt.Name, opt.Clang, opt.Slots, opt.Dir, opt.Sandbox = *name, llvm.Clang(), *jobs, *dir, sandbox
+	opt.Name, opt.Clang, opt.Release, opt.Slots, opt.Dir, opt.Sandbox = *name, llvm.Clang(), llvm.Major, *jobs, *dir, sandbox
 	opt.Keys, opt.InsecureUnsigned, opt.JobTimeout = keys, *insecureUnsigned, *jobWall
 	for _, l := range strings.Split(getenv(sandboxDisable), ",") {
 		opt.NoTmpfs = opt.NoTmpfs || strings.TrimSpace(l) == "tmpfs"

@@ -35,8 +35,9 @@ var unmodelledPrefixes = []string{"fmodule", "fprebuilt", "fapinotes"}
 // (-I, -i...): one parseCC1 does not handle is not modelled.
 var includePathGroups = []string{"IncludePath_Group", "clang_i_Group", "i_Group"}
 
-// parseCC1 reads a cc1 line; why says what it cannot model.
-func parseCC1(args []string, cwd string) (*cc1Args, string) {
+// parseCC1 reads a cc1 line with cc1, the option table of its clang; why
+// says what it cannot model.
+func parseCC1(cc1 *options.Table, args []string, cwd string) (*cc1Args, string) {
 	n := len(args)
 	if n < 4 || args[0] != "-cc1" {
 		return nil, "not a clang -cc1 command line"
@@ -87,7 +88,7 @@ func parseCC1(args []string, cwd string) (*cc1Args, string) {
 	// The options, parsed as cc1 parses them, before the final -x LANG
 	// FILE: an option there that lacks its value would take them.
 	opts := args[1 : n-3]
-	parsed, err := options.ClangCC1().Parse(opts)
+	parsed, err := cc1.Parse(opts)
 	var missing *options.MissingValueError
 	if errors.As(err, &missing) {
 		return nil, fmt.Sprintf("option %s lacks its value", missing.Spelling)

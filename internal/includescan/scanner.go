@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/offcc/offcc/cache"
+	"github.com/offcc/offcc/options"
 )
 
 // Scanner finds, without running clang, a superset of the files a
@@ -42,9 +43,12 @@ type Scanner struct {
 	// before what the scanner read of it is trusted (defaultRacy; tests
 	// shorten it).
 	racy time.Duration
-	mu   sync.Mutex
-	memo map[string]*memoHeader // by clean path
-	dirs map[string]*memoDir    // by path as searched
+	// tables are the option tables of the LLVM release whose cc1 lines
+	// the scanner reads.
+	tables *options.Tables
+	mu     sync.Mutex
+	memo   map[string]*memoHeader // by clean path
+	dirs   map[string]*memoDir    // by path as searched
 }
 
 // memoHeader is what the scanner remembers of a file: what it refers to
@@ -64,9 +68,22 @@ type memoHeader struct {
 // same (ccache's inode cache and cache.FileStat use 2 s too).
 const defaultRacy = 2 * time.Second
 
-// New returns a Scanner with an empty memo.
+// New returns a Scanner with an empty memo that reads cc1 lines of the
+// newest LLVM release offcc has option tables of (options.ClangCC1's).
 func New() *Scanner {
-	return &Scanner{racy: defaultRacy, memo: map[string]*memoHeader{}, dirs: map[string]*memoDir{}}
+	r := options.Releases()
+	t, err := options.ForRelease(r[len(r)-1])
+	if err != nil {
+		panic(err)
+	}
+	return NewFor(t)
+}
+
+// NewFor returns a Scanner with an empty memo that reads cc1 lines with
+// tables, the option tables of the LLVM release whose clang writes them:
+// an option that release's cc1 does not have is not modelled.
+func NewFor(tables *options.Tables) *Scanner {
+	return &Scanner{racy: defaultRacy, tables: tables, memo: map[string]*memoHeader{}, dirs: map[string]*memoDir{}}
 }
 
 // Scan returns the absolute, clean paths of the files the compile whose
@@ -90,7 +107,7 @@ func New() *Scanner {
 // cannot find, an unreadable main input, or a path whose ".." crosses a
 // symlink, so that it names another file than its clean form.
 func (s *Scanner) Scan(args []string, cwd string) (files []string, ok bool, why string) {
-	a, why := parseCC1(args, cwd)
+	a, why := parseCC1(s.tables.ClangCC1(), args, cwd)
 	if why != "" {
 		return nil, false, why
 	}

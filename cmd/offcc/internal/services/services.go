@@ -112,7 +112,7 @@ func (k *keys) remote(env driver.ServiceEnv, req driver.RemoteRequest) (actions.
 		noRace = true
 	}
 	client, err := farm.NewClient(store, farm.ClientOptions{
-		Clang: req.Clang, TempDir: req.TempDir, Pickup: pickup, Keys: keys, Insecure: insecure, NoRace: noRace,
+		Clang: req.Clang, Release: req.Release, TempDir: req.TempDir, Pickup: pickup, Keys: keys, Insecure: insecure, NoRace: noRace,
 		Shell: req.Shell, Warn: env.Warn, Peaks: req.Peaks,
 	})
 	if err != nil {
