@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -271,3 +273,65 @@ func TestClientSendsAndLearnsPeaks(t *testing.T) {
 		t.Errorf("learned a run time of %v from the worker's run, want the time it ran", d)
 	}
 }
+
+// slowSandbox runs jobs unconfined, each after a sleep of seconds, and
+// counts the runs in the file runs.
+type slowSandbox struct {
+	runs    string
+	seconds string
+}
+
+func (slowSandbox) Layers() []string { return nil }
+
+func (slowSandbox) CheckDir(string) error { return nil }
+
+func (s slowSandbox) Command(ctx context.Context, slot int, dir string, ro []string, tool string, args, env []string) (*exec.Cmd, error) {
+	script := `runs=$1; secs=$2; shift 2; echo run >> "$runs"; sleep "$secs"; exec "$@"`
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, "sh", s.runs, s.seconds, tool}, args...)...)
+	cmd.Env = env
+	return cmd, nil
+}
+
+// TestWorkerKeepsItsLongJob: a job running longer than two leases is
+// still pending in its stream, where the worker's reclaim finds it; the
+// worker leaves its own running entry alone (it neither decodes the job
+// again nor reserves its memory twice nor puts a second entry on the
+// stream), and the job runs once.
+func TestWorkerKeepsItsLongJob(t *testing.T) {
+	srv, store, clang := farmSetup(t)
+	sb := slowSandbox{runs: filepath.Join(t.TempDir(), "runs"), seconds: "3.5"}
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	w := startWorkerWith(t, srv, WorkerOptions{Name: "w1", Clang: clang, Slots: 1, Memory: 400 << 20, MemorySource: "test", Sandbox: sb,
+		Log: log.New(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return logged.Write(p)
+		}), "", 0)})
+	c := newTestClient(t, store, ClientOptions{Clang: clang, TempDir: t.TempDir()})
+	waitSlots(t, c, 1)
+	dir := t.TempDir()
+	if res := sendJob(t, c, store, deviceCompile(t, clang, dir, filepath.Join(dir, "k.o")), 300<<20); res.Code != 0 || res.Refused != "" {
+		t.Fatalf("job: code %d, refused %q\n%s", res.Code, res.Refused, res.Stderr)
+	}
+	time.Sleep(1500 * time.Millisecond) // a reclaim tick after the job
+	mu.Lock()
+	out := logged.String()
+	mu.Unlock()
+	for _, bad := range []string{"reclaimed stream entry", "left for later", "a replay"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the worker's log says %q of its own running job:\n%s", bad, out)
+		}
+	}
+	if runs, _ := os.ReadFile(sb.runs); string(runs) != "run\n" {
+		t.Errorf("the job ran %d times, want once", bytes.Count(runs, []byte("run")))
+	}
+	if n, err := store.Client().XLen(context.Background(), queueKey(store.Prefix(), w.Toolchain())).Result(); err == nil && n != 0 {
+		t.Errorf("%d entries left on the stream after the job", n)
+	}
+}
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -144,6 +144,11 @@ type Worker struct {
 	// see newSlotJobDir.
 	slotDirs []*jobDir
 
+	// handling holds the stream entries (queue and entry ID) this
+	// worker is handling now, which reclaim leaves alone: a job running
+	// longer than two leases is still pending in its stream.
+	handling sync.Map
+
 	running               atomic.Int32
 	done, refused, failed atomic.Int64
 	draining              atomic.Bool
@@ -567,6 +572,9 @@ func (w *Worker) reclaim(ctx context.Context, qs []string, n int) {
 				if ctx.Err() != nil {
 					return
 				}
+				if _, mine := w.handling.Load(q + " " + m.ID); mine {
+					continue // this worker's, still running
+				}
 				w.logf("worker %s: reclaimed stream entry %s", w.opt.Name, m.ID)
 				w.handle(q, m, n)
 			}
@@ -587,6 +595,11 @@ var (
 // returns a channel closed when a running job ends.
 func (w *Worker) handle(q string, m redis.XMessage, n int) (freed <-chan struct{}) {
 	bg := context.Background()
+	entry := q + " " + m.ID
+	if _, taken := w.handling.LoadOrStore(entry, true); taken {
+		return nil // handled already, by another slot
+	}
+	defer w.handling.Delete(entry)
 	defer func() {
 		cctx, cancel := context.WithTimeout(bg, 2*time.Second)
 		w.rdb.XAck(cctx, q, Group, m.ID)
