@@ -445,24 +445,45 @@ func TestCacheWarmHostOffloadProgram(t *testing.T) {
 
 // TestCacheAddRemoveArch adds a fifth architecture to a warm four-arch
 // build (one compiler job runs: its device compile) and then drops two
-// (no compiler job runs).
+// (no compiler job runs), with LLVM 22 and with LLVM 19 (whose objects
+// are clang 19's own).
 func TestCacheAddRemoveArch(t *testing.T) {
 	t.Parallel()
-	w := newCacheWork(t)
-	w.write(t, map[string]string{"k.c": kernelsSrc})
-	src := w.path("k.c")
-	w.build(t, args(amdFlags(fourArchs), "-O2", "-c", src, "-o", "four.o")...)
+	for _, release := range []string{"22", "19"} {
+		t.Run("llvm"+release, func(t *testing.T) {
+			t.Parallel()
+			w := newCacheWork(t)
+			var llvm []string
+			reference := w.reference
+			if release == "19" {
+				clang := llvm19Tool(t, "clang")
+				llvm = []string{llvm19Dir}
+				// clang 19 itself, in a directory of its own.
+				reference = func(t testing.TB, out string, a ...string) []byte {
+					dir := filepath.Join(filepath.Dir(w.dir), "clang19")
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					cmdSpec{dir: dir, env: w.env, name: clang, args: args(a, "-o", out)}.mustRun(t)
+					return mustReadTB(t, filepath.Join(dir, out))
+				}
+			}
+			w.write(t, map[string]string{"k.c": kernelsSrc})
+			src := w.path("k.c")
+			w.build(t, args(llvm, amdFlags(fourArchs), "-O2", "-c", src, "-o", "four.o")...)
 
-	five := args(amdFlags(fourArchs+",gfx942"), "-O2", "-c", src)
-	_, evs := w.build(t, args(five, "-o", "five.o")...)
-	if m := clangMisses(evs); len(m) != 1 || m[0].Kind != "device-compile" || m[0].Arch != "gfx942" {
-		t.Errorf("adding gfx942: compiler jobs that ran %v, want only the gfx942 device compile; all jobs:\n%s", m, listEvents(evs))
-	}
-	sameBytes(t, "five archs", w.path("five.o"), w.reference(t, "five.o", five...))
+			five := args(amdFlags(fourArchs+",gfx942"), "-O2", "-c", src)
+			_, evs := w.build(t, args(llvm, five, "-o", "five.o")...)
+			if m := clangMisses(evs); len(m) != 1 || m[0].Kind != "device-compile" || m[0].Arch != "gfx942" {
+				t.Errorf("adding gfx942: compiler jobs that ran %v, want only the gfx942 device compile; all jobs:\n%s", m, listEvents(evs))
+			}
+			sameBytes(t, "five archs", w.path("five.o"), reference(t, "five.o", five...))
 
-	_, evs = w.build(t, args(amdFlags("gfx906,gfx90a,gfx1030"), "-O2", "-c", src, "-o", "three.o")...)
-	if m := clangMisses(evs); len(m) != 0 {
-		t.Errorf("dropping two archs: compiler jobs ran %v, want none; all jobs:\n%s", m, listEvents(evs))
+			_, evs = w.build(t, args(llvm, amdFlags("gfx906,gfx90a,gfx1030"), "-O2", "-c", src, "-o", "three.o")...)
+			if m := clangMisses(evs); len(m) != 0 {
+				t.Errorf("dropping two archs: compiler jobs ran %v, want none; all jobs:\n%s", m, listEvents(evs))
+			}
+		})
 	}
 }
 
