@@ -13,9 +13,10 @@ OFFLOAD_FLAGS := -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu
 # Budget per Go fuzz target in `make test` (47 targets: about 5 minutes in
 # all; `go test` runs their seed corpora too).
 FUZZTIME ?= 3s
-# Timeout of each test binary in `make test` (e2e takes about 10 minutes on
-# 2 CPUs with a -race offcc: 20m guards against hangs, not slowness).
-TEST_TIMEOUT ?= 20m
+# Timeout of each test binary in `make test` (e2e takes about 20 minutes on
+# 2 CPUs with a -race offcc beside the other packages: 40m guards against
+# hangs, not slowness).
+TEST_TIMEOUT ?= 40m
 # 1 makes tests fail, not skip, when an LLVM 22 tool is missing (CI sets it;
 # see internal/llvmtest).
 OFFCC_REQUIRE_LLVM ?=
