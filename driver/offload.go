@@ -236,7 +236,7 @@ func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
 // *UnrecognizedError.
 func (b *offloadBuild) bind(header []string, jobs []*clangJob) (*Plan, error) {
 	inv, opts := b.inv, b.opts
-	env := &planEnv{tempDir: b.temp.path, self: inv.Self, steps: &steps{clang: b.clang, llvm: b.release.Major, release: b.release}, userInputs: map[string]bool{}, tables: opts.tables()}
+	env := &planEnv{tempDir: b.temp.path, self: inv.Self, steps: &steps{clang: b.clang, release: b.release}, userInputs: map[string]bool{}, tables: opts.tables()}
 	for _, in := range opts.Inputs {
 		env.userInputs[in] = true
 	}

@@ -17,11 +17,9 @@ type steps struct {
 	// clang is the clang driver the link stage runs for device links and
 	// the registration module.
 	clang string
-	// llvm is the major release of that clang: the bundler writes its
-	// bundle IDs (0: the newest release offcc knows).
-	llvm int
-	// release is the profile of that release (nil: the newest), whose
-	// clang-linker-wrapper the link stage reads and links as.
+	// release is the profile of that clang's release (nil: the newest
+	// offcc knows): the bundler writes its bundle IDs, and the link stage
+	// reads and links as its clang-linker-wrapper.
 	release *toolchain.Profile
 }
 
@@ -55,11 +53,11 @@ func (s *steps) link(sh *actions.Shell, llvmWrapper string, cl *linkerwrapper.Co
 // bundler as the clang's release runs it (the HIP fat binary of an
 // old-driver compile). The output is a temporary of the build's.
 func (s *steps) bundle(sh *actions.Shell, args []string) error {
-	major := s.llvm
-	if major == 0 {
-		major = 22
+	release := s.release
+	if release == nil {
+		release = toolchain.Preferred()
 	}
-	if rc := bundler.MainRelease(major, "offcc offload-bundler", args, os.Getenv, sh.Stdout(), sh.Stderr()); rc != 0 {
+	if rc := bundler.MainRelease(release.Major, "offcc offload-bundler", args, os.Getenv, sh.Stdout(), sh.Stderr()); rc != 0 {
 		return &bundleError{code: rc}
 	}
 	return nil

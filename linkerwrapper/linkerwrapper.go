@@ -130,7 +130,7 @@ func ParseReleaseCommandLine(release *toolchain.Profile, args []string) (*Comman
 // a link to the release's clang-linker-wrapper whole.
 func (c *CommandLine) Foreign() string {
 	o := c.o
-	if o.form != toolchain.Wrapper19 {
+	if c.release.Wrapper != toolchain.Wrapper19 {
 		return ""
 	}
 	names := append([]string(nil), o.foreign...)
@@ -339,7 +339,7 @@ func Plan(cfg Config, cl *CommandLine, out *actions.Artifact, notes io.Writer) (
 // GPU images (LLVM IR) in-process, with its own LTO, so offcc links only
 // OpenMP objects for a CPU (the host device) as 19's does.
 func (l *linkPlan) releaseImages(images []deviceImage) string {
-	if l.o.form != toolchain.Wrapper19 {
+	if l.release.Wrapper != toolchain.Wrapper19 {
 		return ""
 	}
 	for _, im := range images {
@@ -450,7 +450,6 @@ type deviceLink struct {
 // deviceLink plans the device link clang-linker-wrapper would run for a
 // group, and the extraction of its images.
 func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink, error) {
-	o := l.o
 	arch := gr.id.Arch
 	if arch == "generic" {
 		arch = ""
@@ -484,20 +483,40 @@ func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink
 		}
 		return nil
 	}
-	if o.form == toolchain.Wrapper19 {
-		a, out, err := l.deviceLinkArgs19(triple, arch, files)
-		if err != nil {
-			return nil, err
-		}
-		link := &actions.Action{
-			Kind: actions.DeviceLink, Offload: offload, Device: true, Target: gr.id,
-			Inputs:  ex.Outputs,
-			Outputs: []*actions.Artifact{actions.NewArtifact(out)},
-			Command: a,
-			Cost:    1,
-		}
-		return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
+	deviceLinkArgs := l.deviceLinkArgs22
+	if l.release.Wrapper == toolchain.Wrapper19 {
+		deviceLinkArgs = l.deviceLinkArgs19
 	}
+	a, out, err := deviceLinkArgs(triple, arch, kind, files)
+	if err != nil {
+		return nil, err
+	}
+	link := &actions.Action{
+		Kind: actions.DeviceLink, Offload: offload, Device: true, Target: gr.id,
+		Inputs:  ex.Outputs,
+		Outputs: []*actions.Artifact{actions.NewArtifact(out)},
+		Command: a,
+		Cost:    1,
+	}
+	if kind == packager.OffloadSYCL && filepath.IsAbs(l.cfg.clang()) {
+		// clang 22 runs clang-sycl-linker by its bare name, found on
+		// PATH only: the one in clang's own directory (the real one,
+		// /usr/lib/llvm-22/bin for Debian's /usr/bin/clang-22) comes
+		// first.
+		dir := filepath.Dir(l.cfg.clang())
+		if real, err := filepath.EvalSymlinks(l.cfg.clang()); err == nil {
+			dir = filepath.Dir(real)
+		}
+		link.Env = []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	}
+	return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
+}
+
+// deviceLinkArgs22 returns the device link LLVM 22's clang-linker-wrapper
+// runs for a group of images of kind (files, extracted), and the image it
+// writes.
+func (l *linkPlan) deviceLinkArgs22(triple, arch string, kind packager.OffloadKind, files []string) ([]string, string, error) {
+	o := l.o
 	out := l.tempName(fmt.Sprintf("%s.%s.%s", l.outBase, target.ArchName(triple), arch), "img")
 	amd, nv, spirv := target.IsAMDGPU(triple), target.IsNVPTX(triple), target.IsSPIRV(triple)
 	// -dumpdir names the full output path, the temporary only its base name.
@@ -521,12 +540,11 @@ func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink
 	}
 	a = append(a, files...)
 	if !target.IsGPU(triple) {
-		a = append(a, "-Wl,-Bsymbolic", "-shared")
 		libs, err := hostLibraries(o)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		a = append(a, libs...)
+		a = append(append(a, "-Wl,-Bsymbolic", "-shared"), libs...)
 	}
 	for _, v := range o.mllvm {
 		a = append(a, "-Xlinker", "-mllvm="+v)
@@ -558,25 +576,7 @@ func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink
 			a = append(a, tv.value)
 		}
 	}
-	link := &actions.Action{
-		Kind: actions.DeviceLink, Offload: offload, Device: true, Target: gr.id,
-		Inputs:  ex.Outputs,
-		Outputs: []*actions.Artifact{actions.NewArtifact(out)},
-		Command: a,
-		Cost:    1,
-	}
-	if kind == packager.OffloadSYCL && filepath.IsAbs(l.cfg.clang()) {
-		// clang 22 runs clang-sycl-linker by its bare name, found on
-		// PATH only: the one in clang's own directory (the real one,
-		// /usr/lib/llvm-22/bin for Debian's /usr/bin/clang-22) comes
-		// first.
-		dir := filepath.Dir(l.cfg.clang())
-		if real, err := filepath.EvalSymlinks(l.cfg.clang()); err == nil {
-			dir = filepath.Dir(real)
-		}
-		link.Env = []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
-	}
-	return &deviceLink{g: gr, arch: arch, extract: ex, link: link}, nil
+	return a, out, nil
 }
 
 // deviceLinkArgs19 returns the device link LLVM 19's clang-linker-wrapper
@@ -586,7 +586,7 @@ func (l *linkPlan) deviceLink(gr *group, kind packager.OffloadKind) (*deviceLink
 // an image without an arch (IMG is then OUT.x86_64.native.img), the host
 // link's libraries for a CPU, then -g, -save-temps and -v for
 // --device-debug, --save-temps and --wrapper-verbose (toolchain.Wrapper19).
-func (l *linkPlan) deviceLinkArgs19(triple, arch string, files []string) ([]string, string, error) {
+func (l *linkPlan) deviceLinkArgs19(triple, arch string, _ packager.OffloadKind, files []string) ([]string, string, error) {
 	o := l.o
 	if arch == "" {
 		arch = "native"
@@ -606,12 +606,11 @@ func (l *linkPlan) deviceLinkArgs19(triple, arch string, files []string) ([]stri
 	}
 	a = append(a, files...)
 	if !target.IsGPU(triple) {
-		a = append(a, "-Wl,-Bsymbolic", "-shared")
 		libs, err := hostLibraries(o)
 		if err != nil {
 			return nil, "", err
 		}
-		a = append(a, libs...)
+		a = append(append(a, "-Wl,-Bsymbolic", "-shared"), libs...)
 	}
 	for _, f := range []struct {
 		arg   string
@@ -674,7 +673,7 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 		ls = append(ls, linked{d.g.id.Triple, d.arch, d.link.Outputs[0].Path})
 	}
 	printIR, triple, irFile := l.o.printWrapped, l.o.hostTriple, wrap.Outputs[0].Path
-	entries := entriesOf(l.release)
+	release := l.release
 	wrap.Run = func(_ context.Context, sh *actions.Shell) error {
 		var wimgs []wrappedImage
 		for _, d := range ls {
@@ -685,7 +684,7 @@ func (l *linkPlan) wrapActions(devs []*deviceLink) (wrap, compile *actions.Actio
 			blob, off := packImage(d.triple, d.arch, data)
 			wimgs = append(wimgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 		}
-		return writeModule(sh, irFile, openMPWrapperIR(triple, entries, wimgs), printIR)
+		return writeModule(sh, irFile, openMPWrapperIR(triple, release, wimgs), printIR)
 	}
 	return wrap, compile
 }

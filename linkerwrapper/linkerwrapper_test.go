@@ -389,7 +389,7 @@ func TestWrapperObjectTwoImages(t *testing.T) {
 		writeFile(t, p, string(blob))
 		imgs = append(imgs, wrappedImage{blob: blob, imageOffset: off, imageSize: uint64(len(data))})
 	}
-	writeFile(t, filepath.Join(dir, "w.ll"), openMPWrapperIR("x86_64-pc-linux-gnu", entriesOf(toolchain.Preferred()), imgs))
+	writeFile(t, filepath.Join(dir, "w.ll"), openMPWrapperIR("x86_64-pc-linux-gnu", toolchain.Preferred(), imgs))
 	clang(t, dir, "--no-default-config", "-c", "-x", "ir", "--target=x86_64-pc-linux-gnu", "-O2", "-fPIC", "-o", "w.o", "w.ll")
 	out, err := exec.Command(filepath.Join(llvmBin, "llvm-objdump"), "--offloading", filepath.Join(dir, "w.o")).CombinedOutput()
 	if err != nil {

@@ -250,9 +250,6 @@ type options struct {
 	// compress (--compress) asks for a compressed HIP fat binary.
 	compress      bool
 	overrideImage bool
-	// form is the release's clang-linker-wrapper the command line is
-	// parsed as, and whose device links Plan writes.
-	form toolchain.WrapperForm
 	// optLevel is --opt-level's value (LLVM 19; "": O2) and deviceDebug
 	// --device-debug's; foreign names the options given that offcc's
 	// link stage has no effect of (LLVM 19's --ptxas-arg= and others).
@@ -275,7 +272,7 @@ type options struct {
 
 // parseArgs parses the command line of a release's clang-linker-wrapper.
 func parseArgs(form toolchain.WrapperForm, args []string) (*options, error) {
-	o := &options{shouldExtract: map[string]bool{}, outIndex: -1, form: form}
+	o := &options{shouldExtract: map[string]bool{}, outIndex: -1}
 	table := tableFor(form)
 	afterDashDash := false
 	for i := 0; i < len(args); i++ {

@@ -33,30 +33,20 @@ func packImage(triple, arch string, data []byte) ([]byte, uint64) {
 	return blob, binary.LittleEndian.Uint64(blob[56:64])
 }
 
-// offloadEntries is how a release's host objects list their offload
-// entries (toolchain.Profile.OffloadEntriesSection and OffloadEntry): the
-// section, whose __start_ and __stop_ symbols the registration module
-// names, and the LLVM IR type of one entry.
-type offloadEntries struct{ section, typ string }
-
-// entriesOf returns a release's offload entries.
-func entriesOf(release *toolchain.Profile) offloadEntries {
-	return offloadEntries{section: release.OffloadEntriesSection, typ: release.OffloadEntry}
-}
-
 // openMPWrapperIR returns the registration module clang-linker-wrapper
 // generates for OpenMP (llvm/lib/Frontend/Offloading/OffloadWrapper.cpp,
 // createBinDesc), as LLVM IR text for the host triple, with the release's
-// offload entries (LLVM 19's module is 22's with its entries; its dummy
-// entry has no explicit alignment, the type's own, 8, and it prints the
-// images' getelementptrs over their array types: llc writes the same
-// object from either text); the data layout is
-// left to the code generator, so the same text serves every ELF host. Each
-// blob is an internal constant in section .llvm.offloading (which LLVM
-// gives type SHT_LLVM_OFFLOADING), aligned to 8, named as LLVM names it
-// (.omp_offloading.device_image, then .1, .2, ...), so that the object is
-// the wrapper's byte for byte.
-func openMPWrapperIR(triple string, entries offloadEntries, images []wrappedImage) string {
+// offload entries (toolchain.Profile.OffloadEntriesSection, whose __start_
+// and __stop_ symbols it names, and OffloadEntry, the type of one entry).
+// LLVM 19's module is 22's with its entries (its dummy entry has no
+// explicit alignment, the type's own, 8, and it prints the images'
+// getelementptrs over their array types: llc writes the same object from
+// either text). The data layout is left to the code generator, so the
+// same text serves every ELF host. Each blob is an internal constant in
+// section .llvm.offloading (which LLVM gives type SHT_LLVM_OFFLOADING),
+// aligned to 8, named as LLVM names it (.omp_offloading.device_image, then
+// .1, .2, ...), so that the object is the wrapper's byte for byte.
+func openMPWrapperIR(triple string, release *toolchain.Profile, images []wrappedImage) string {
 	var b strings.Builder
 	size := 8192
 	for _, im := range images {
@@ -66,7 +56,7 @@ func openMPWrapperIR(triple string, entries offloadEntries, images []wrappedImag
 	b.WriteString("; ModuleID = 'offload.wrapper.module'\n")
 	b.WriteString("source_filename = \"offload.wrapper.module\"\n")
 	fmt.Fprintf(&b, "target triple = \"%s\"\n", irAsmEscape(triple))
-	sec := entries.section
+	sec := release.OffloadEntriesSection
 	fmt.Fprintf(&b, `
 %%struct.__tgt_offload_entry = type %s
 %%__tgt_device_image = type { ptr, ptr, ptr, ptr }
@@ -76,7 +66,7 @@ func openMPWrapperIR(triple string, entries offloadEntries, images []wrappedImag
 @__stop_%s = external hidden constant [0 x %%struct.__tgt_offload_entry]
 @__dummy.%s = internal constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section "%s", align 8
 @llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.%s], section "llvm.metadata"
-`, entries.typ, sec, sec, sec, sec, sec)
+`, release.OffloadEntry, sec, sec, sec, sec, sec)
 	for i, im := range images {
 		fmt.Fprintf(&b, "@%s = internal unnamed_addr constant [%d x i8] c\"%s\", section \".llvm.offloading\", align 8\n",
 			imageSymbol(i), len(im.blob), irString(im.blob))

@@ -49,6 +49,10 @@ func Releases() []int {
 	return out
 }
 
+// Newest returns the option tables of the newest LLVM release offcc
+// knows (those ClangDriver, ClangCC1, ClangCC1As and LLD return).
+func Newest() *Tables { return releases[len(releases)-1] }
+
 // ForRelease returns the option tables of LLVM release major, or an error
 // naming the releases offcc has tables of.
 func ForRelease(major int) (*Tables, error) {

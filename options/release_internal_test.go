@@ -27,6 +27,9 @@ func TestReleases(t *testing.T) {
 	if r22.ClangDriver() != ClangDriver() || r22.ClangCC1() != ClangCC1() || r22.ClangCC1As() != ClangCC1As() || r22.LLD() != LLD() {
 		t.Errorf("ForRelease(22)'s tables are not ClangDriver(), ClangCC1(), ClangCC1As() and LLD()")
 	}
+	if Newest() != r22 {
+		t.Errorf("Newest() is LLVM %d's tables, want 22's", Newest().Major)
+	}
 	r19, err := ForRelease(19)
 	if err != nil {
 		t.Fatal(err)

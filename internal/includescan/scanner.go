@@ -70,14 +70,7 @@ const defaultRacy = 2 * time.Second
 
 // New returns a Scanner with an empty memo that reads cc1 lines of the
 // newest LLVM release offcc has option tables of (options.ClangCC1's).
-func New() *Scanner {
-	r := options.Releases()
-	t, err := options.ForRelease(r[len(r)-1])
-	if err != nil {
-		panic(err)
-	}
-	return NewFor(t)
-}
+func New() *Scanner { return NewFor(options.Newest()) }
 
 // NewFor returns a Scanner with an empty memo that reads cc1 lines with
 // tables, the option tables of the LLVM release whose clang writes them:
