@@ -14,8 +14,9 @@
 #      CUDA_KERNELS (default 30), AMD_ARCHS (default
 #      gfx906,gfx908,gfx90a,gfx1030), CUDA_ARCHS (default
 #      sm_70,sm_80,sm_86,sm_90), RUNS (default 5).
-# Every offcc run is a first build (--no-cache: no build cache, no plan
-# cache); clang and offcc alternate. The CUDA build needs a CUDA toolkit
+# Every offcc run is a first build (OFFCC_CACHE=0: no build cache, no
+# plan cache); clang and offcc alternate (benchlib's
+# alternate_clang_offcc). The CUDA build needs a CUDA toolkit
 # both clangs find (Debian's 11.8). Prints a Markdown table (medians) and,
 # per build, what offcc planned (or the reason it handed the command line
 # to clang whole), from its -v notes.
@@ -67,28 +68,24 @@ flags() {
 
 rows=()
 notes=()
+offcc_bin=$OFFCC
 for b in $BUILDS; do
 	read -r -a args <<<"$(flags "$b")"
 	for r in $RELEASES; do
 		bin=/usr/lib/llvm-$r/bin
-		clang=$bin/clang
-		[ "$b" != cuda ] || clang=$bin/clang++
-		offcc=(env "OFFCC_LLVM_DIR=$bin" "$OFFCC" --no-cache)
-		# Warm the page cache and tool binaries, untimed; keep offcc's
-		# notes: what it planned, or why clang ran the command line whole.
-		"$clang" "${args[@]}"
-		"${offcc[@]}" -v "${args[@]}" 2>"$work/notes" >/dev/null
+		CLANG=$bin/clang
+		[ "$b" != cuda ] || CLANG=$bin/clang++
+		# offcc drives release r, with no build cache and no plan cache.
+		export OFFCC_LLVM_DIR=$bin OFFCC_CACHE=0
+		OFFCC=$offcc_bin
+		# Keep offcc's notes, untimed: what it planned, or why clang ran
+		# the command line whole.
+		"$OFFCC" -v "${args[@]}" 2>"$work/notes" >/dev/null
 		plan=$(grep -E '^offcc: note: .*(plans only|does not recognise|whole)' "$work/notes" | head -1 | sed 's/^offcc: note: //' || true)
 		notes+=("- $b, LLVM $r: ${plan:-planned by offcc}")
-		: >"$work/c.t"
-		: >"$work/o.t"
-		for ((i = 1; i <= RUNS; i++)); do
-			time_one "$work/c.t" "$clang" "${args[@]}"
-			time_one "$work/o.t" "${offcc[@]}" "${args[@]}"
-			echo "bench: $b LLVM $r run $i/$RUNS: clang $(tail -1 "$work/c.t" | cut -d' ' -f1)s, offcc $(tail -1 "$work/o.t" | cut -d' ' -f1)s" >&2
-		done
-		cw=$(median 1 "$work/c.t") ow=$(median 1 "$work/o.t")
-		cc=$(cpu_median "$work/c.t") oc=$(cpu_median "$work/o.t")
+		alternate_clang_offcc "$b LLVM $r" "$RUNS" "${args[@]}"
+		cw=$(median 1 "$work/clang.t") ow=$(median 1 "$work/offcc.t")
+		cc=$(cpu_median "$work/clang.t") oc=$(cpu_median "$work/offcc.t")
 		rows+=("| $b | $r | $cw | $ow | $(ratio "$ow" "$cw") | $cc | $oc | $(ratio "$oc" "$cc") |")
 	done
 done

@@ -28,12 +28,12 @@ cpu_median() { awk '{print $2 + $3}' "$1" >"$1.cpu" && median 1 "$1.cpu"; }
 # ratio <a> <b>: a/b with three decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
-# compare_clang_offcc <title> <runs> <args...>: warms up (plan cache), then
-# runs "$CLANG args" and "$OFFCC args" alternately <runs> times each, and
-# prints a Markdown table of the median wall and CPU times and their
-# ratios under <title>.
-compare_clang_offcc() {
-	local title=$1 runs=$2 i
+# alternate_clang_offcc <label> <runs> <args...>: warms up (plan cache),
+# then runs "$CLANG args" and "$OFFCC args" alternately <runs> times each,
+# their time_one lines in $work/clang.t and $work/offcc.t; <label> names
+# the runs in the progress lines.
+alternate_clang_offcc() {
+	local label=$1 runs=$2 i
 	shift 2
 	"$CLANG" "$@"
 	"$OFFCC" "$@"
@@ -42,8 +42,17 @@ compare_clang_offcc() {
 	for ((i = 1; i <= runs; i++)); do
 		time_one "$work/clang.t" "$CLANG" "$@"
 		time_one "$work/offcc.t" "$OFFCC" "$@"
-		echo "bench: run $i/$runs: clang $(tail -1 "$work/clang.t" | cut -d' ' -f1)s, offcc $(tail -1 "$work/offcc.t" | cut -d' ' -f1)s" >&2
+		echo "bench: ${label:+$label }run $i/$runs: clang $(tail -1 "$work/clang.t" | cut -d' ' -f1)s, offcc $(tail -1 "$work/offcc.t" | cut -d' ' -f1)s" >&2
 	done
+}
+
+# compare_clang_offcc <title> <runs> <args...>: alternate_clang_offcc, then
+# prints a Markdown table of the median wall and CPU times and their
+# ratios under <title>.
+compare_clang_offcc() {
+	local title=$1 runs=$2
+	shift 2
+	alternate_clang_offcc "" "$runs" "$@"
 	local cw ow cc oc
 	cw=$(median 1 "$work/clang.t") ow=$(median 1 "$work/offcc.t")
 	cc=$(cpu_median "$work/clang.t") oc=$(cpu_median "$work/offcc.t")
