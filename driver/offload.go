@@ -112,9 +112,8 @@ func (inv *Invocation) newOffloadBuild(llvm *toolchain.LLVM, opts *Options, kind
 	}
 	if !b.dryRun {
 		// A release offcc plans only in part has its cached plans checked
-		// as fresh ones are (releaseJobsFit: a plan moved from another
-		// place keeps that place's compile unit IDs and fails the check,
-		// and clang runs the command line whole).
+		// as fresh ones are (releaseJobsFit); its CUDA and HIP shapes read
+		// theirs fresh (Shape.ChecksCUID).
 		if b.plans = newPlanCache(c, inv.getenv); b.plans != nil {
 			b.plans.tables = opts.tables()
 		}
@@ -194,8 +193,16 @@ func (b *offloadBuild) plan(ctx context.Context) (*Plan, *fallback, error) {
 	var header []string
 	var jobs []*clangJob
 	if b.clangArgs != nil {
+		plans := b.plans
+		if shape.ChecksCUID() {
+			// releaseJobsFit checks the compile unit ID clang prints
+			// against offcc's model for this source: a cached plan,
+			// templated from another source of the same flags, holds
+			// that source's, so the plan is read fresh.
+			plans = nil
+		}
 		var err error
-		header, jobs, err = clangJobs(ctx, b.inv, b.clang, b.inv.withColor(b.clangArgs), b.temp.path, b.plans, b.query)
+		header, jobs, err = clangJobs(ctx, b.inv, b.clang, b.inv.withColor(b.clangArgs), b.temp.path, plans, b.query)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -373,6 +373,16 @@ func TestLLVM19Drive(t *testing.T) {
 		}
 		g := printGraph(t, c.cxx, dir, env, args(compile, "-o", "vec_add.o"))
 		plannedBy19(t, g, "HIP")
+		// Another source of the project with the same flags, while the
+		// plan cache holds vec_add.hip's plan: planned as well (its plan
+		// read fresh, with its own compile unit ID, not templated from
+		// vec_add.hip's), and clang 19's object.
+		other := args(flags, "-c", rocmProject(t, "reduce.hip"))
+		r = cmdSpec{dir: dir, env: traced, name: c.cxx, args: args(llvm19Dir, other, "-o", "reduce.o")}.mustRun(t)
+		if all := strings.Join(traceJobs(r.stderr), "\n"); !strings.Contains(all, "kind=device-compile offload=device-hip") || strings.Contains(all, "fallback") {
+			t.Errorf("a second HIP source with LLVM 19 is not planned:\n%s", r)
+		}
+		sameAsClang19(t, c, clangXX, dir, env, "reduce.o", other)
 	})
 	t.Run("hip-rdc", func(t *testing.T) {
 		t.Parallel()

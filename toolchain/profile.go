@@ -138,6 +138,18 @@ const (
 	ShapeHIPRDCCompile Shape = "HIP -fgpu-rdc compiles (-c)"
 )
 
+// ChecksCUID reports whether the jobs of a command line of shape carry a
+// compile unit ID (-cuid=) that must be the one offcc's model of the
+// release's clang gives the source (CUDA and HIP compiles): a plan printed
+// for another source holds that source's.
+func (s Shape) ChecksCUID() bool {
+	switch s {
+	case ShapeCUDACompile, ShapeHIPCompile, ShapeCUDARDCCompile, ShapeHIPRDCCompile:
+		return true
+	}
+	return false
+}
+
 // A WrapperForm is the form of one release's clang-linker-wrapper
 // (Profile.Wrapper): the options it takes and how it runs a device link.
 type WrapperForm int

@@ -173,3 +173,18 @@ func TestFindSharedResourceDir(t *testing.T) {
 		t.Errorf("through clang-22: %+v, %v", l, err)
 	}
 }
+
+// TestShapeChecksCUID: the CUDA and HIP shapes carry a compile unit ID
+// offcc checks; the OpenMP and plain ones do not.
+func TestShapeChecksCUID(t *testing.T) {
+	for _, s := range []Shape{ShapeCUDACompile, ShapeHIPCompile, ShapeCUDARDCCompile, ShapeHIPRDCCompile} {
+		if !s.ChecksCUID() {
+			t.Errorf("%s: ChecksCUID false", s)
+		}
+	}
+	for _, s := range []Shape{ShapePlainCompile, ShapeOpenMPCompile, ShapeOpenMPHostLink, ""} {
+		if s.ChecksCUID() {
+			t.Errorf("%q: ChecksCUID true", s)
+		}
+	}
+}
