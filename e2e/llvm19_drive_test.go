@@ -4,7 +4,6 @@ package e2e
 // llvm19_test.go for the reference commands and the privately unpacked
 // OpenMP runtime). offcc plans only some of LLVM 19's builds
 // (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
-// (toolchain.Profile.Shapes: plain compiles, OpenMP compiles to the host
 // device and to AMD and NVIDIA GPUs, OpenMP links to the host device, CUDA
 // compiles and HIP compiles, with or without -fgpu-rdc); every other
 // command line it would plan is run by clang 19's driver whole, so that
@@ -56,6 +55,16 @@ func sameAsClang19(t *testing.T, c compiler, ref, dir string, env []string, out 
 		t.Fatalf("offcc %s %s: %s differs from clang 19's (%d bytes, clang 19's %d)", llvm19Dir, shellJoin(a), out, len(got), len(want))
 	}
 	return got
+}
+
+// llvm19Work returns a subtest's working directory, the environment of
+// its builds (a build cache of its own) and that environment with
+// OFFCC_TRACE=1.
+func llvm19Work(t *testing.T) (dir string, env, traced []string) {
+	t.Helper()
+	_, tmp := tmpEnv(t)
+	env = cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
+	return t.TempDir(), env, append(env[:len(env):len(env)], "OFFCC_TRACE=1")
 }
 
 // printGraph returns offcc's --print-job-graph=json of buildArgs with
@@ -113,7 +122,7 @@ type jobGraph struct {
 // compiles (with or without -fgpu-rdc) are planned: their device jobs run
 // as jobs of their own, with clang 19's tools, and a second build comes
 // from the cache; OpenMP devices offcc does not list for 19 and CUDA and
-// HIP links are run by clang 19
+// HIP links are run by clang 19 whole, as their plan and -v say.
 func TestLLVM19Drive(t *testing.T) {
 	t.Parallel()
 	t.Run("openmp", func(t *testing.T) {
@@ -121,10 +130,7 @@ func TestLLVM19Drive(t *testing.T) {
 		c := offccOnly(t, "offcc's LLVM 19 profile")
 		clang := llvm19Tool(t, "clang")
 		llvm19OpenMP(t)
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "basic.c"))
 		compile := args(openmpHost19, "-c", "basic.c")
 		sameAsClang19(t, c, clang, dir, traced, "basic.o", compile)
@@ -227,10 +233,7 @@ func TestLLVM19Drive(t *testing.T) {
 		if optionalPart(t, "sm_70", llvmtest.CUDAMissing(), os.Getenv(llvmtest.EnvRequireCUDA) == "1") {
 			gpus = append(gpus, "sm_70")
 		}
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "basic.c"))
 		compile := args("-fopenmp", "-isystem", filepath.Join(llvm19OMPLib, "clang", "19", "include"),
 			"--offload-arch="+strings.Join(gpus, ","), "-nogpulib", "-c", "basic.c")
@@ -291,10 +294,7 @@ func TestLLVM19Drive(t *testing.T) {
 		c := offccOnly(t, "offcc's build cache")
 		clang := llvm19Tool(t, "clang")
 		llvm19OpenMP(t)
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		copyFile(t, srcPath(t, "basic.c"), filepath.Join(dir, "basic.c"))
 		// The same source compiled with LLVM 22 twice (the second from
 		// the cache), then with LLVM 19: every job a miss (the keys carry
@@ -336,10 +336,7 @@ func TestLLVM19Drive(t *testing.T) {
 		if err := llvmtest.ROCmMissing(); err != nil {
 			llvmtest.Missing(t, "%v", err)
 		}
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		// Two GPUs, as one comma list (one value of --offload-arch= in
 		// 19): 19's bundler IDs (host-x86_64-unknown-linux--) in the fat
 		// binary, written by offcc's bundler.
@@ -388,10 +385,7 @@ func TestLLVM19Drive(t *testing.T) {
 		t.Parallel()
 		c := offccOnly(t, "offcc's LLVM 19 profile")
 		clangXX := llvm19Tool(t, "clang++")
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		// A kernel that calls a device function of another translation
 		// unit (relocatable device code), without ROCm. (No template
 		// kernels: clang 19 orders -fgpu-rdc's __clang_gpu_used_external
@@ -439,10 +433,7 @@ func TestLLVM19Drive(t *testing.T) {
 		c := offccOnly(t, "offcc's LLVM 19 profile")
 		clangXX := llvm19Tool(t, "clang++")
 		llvmtest.CUDA(t)
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		// Two GPUs: 19's fatbinary embeds each one's cubin and PTX.
 		compile := args("-x", "cuda", "--offload-arch=sm_70", "--offload-arch=sm_80", "-c", cudaToolkitSrc(t, "kernels.cu"))
 		sameAsClang19(t, c, clangXX, dir, env, "kernels.o", compile)
@@ -470,10 +461,7 @@ func TestLLVM19Drive(t *testing.T) {
 		c := offccOnly(t, "offcc's LLVM 19 profile")
 		clangXX := llvm19Tool(t, "clang++")
 		llvmtest.CUDA(t)
-		dir := t.TempDir()
-		_, tmp := tmpEnv(t)
-		env := cacheEnvFor(tmp, filepath.Join(t.TempDir(), "cache"))
-		traced := append(env[:len(env):len(env)], "OFFCC_TRACE=1")
+		dir, env, traced := llvm19Work(t)
 		// Two GPUs: ptxas -c per GPU, and 19's fatbinary (relocatable
 		// cubins and PTX) in the host object's __nv_relfatbin. (Not
 		// kernels.cu: clang 19 orders -fgpu-rdc's
