@@ -254,7 +254,8 @@ const (
 // runs whole. Its objects and programs are clang 19's byte for byte
 // either way (e2e TestLLVM19Drive). Its jobs go to the build farm's
 // workers of LLVM 19, read with 19's option tables (e2e TestFarmLLVM19);
-// its plans are cached and checked as fresh ones are; its OpenMP kernels
+// its plans are cached and checked as fresh ones are (its CUDA and HIP
+// ones read fresh: Shape.ChecksCUID); its OpenMP kernels
 // keep inode names (StableNames false); -fsyclbin is refused (SYCLBIN
 // false).
 var profiles = []*Profile{
