@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -246,16 +247,23 @@ func (s *Session) noteCommand(a *actions.Action, ak *actionKey, cand *candidate)
 // commandResultKey is the key of a command entry's result: its manifest's
 // key and what its candidate c lists (the files read, by path and stat,
 // and the absent paths).
+// The text is hashed as it is written: with a compile's absent include
+// probes it runs to about 100 KB, which a warm hit would otherwise build
+// in memory (and fault in) for every candidate it checks.
 func commandResultKey(mk Sum, c *candidate) Sum {
-	var k keyText
-	k.add("command-result", mk.String())
-	for _, h := range c.Headers {
-		k.add("read", h.Path, fmt.Sprintf("size=%d mtime=%d ctime=%d dev=%d ino=%d", h.Stat.Size, h.Stat.Mtime, h.Stat.Ctime, h.Stat.Dev, h.Stat.Ino))
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 4096)
+	writeKeyLine(w, "command-result", mk.String())
+	for _, hd := range c.Headers {
+		writeKeyLine(w, "read", hd.Path, fmt.Sprintf("size=%d mtime=%d ctime=%d dev=%d ino=%d", hd.Stat.Size, hd.Stat.Mtime, hd.Stat.Ctime, hd.Stat.Dev, hd.Stat.Ino))
 	}
 	for _, p := range c.Absent {
-		k.add("absent", p)
+		writeKeyLine(w, "absent", p)
 	}
-	return sha256.Sum256([]byte(k.String()))
+	w.Flush() // (a hash's Write never fails)
+	var sum Sum
+	h.Sum(sum[:0])
+	return sum
 }
 
 // StoreCommand stores the command entry of a build that succeeded, after

@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -140,27 +141,40 @@ func (f *PlanFacts) Text(cwd string, args, env []string) string {
 // forge another line.
 type keyText struct{ strings.Builder }
 
-func (k *keyText) add(name string, values ...string) {
-	k.WriteString(name)
-	for _, v := range values {
-		k.WriteByte(' ')
-		k.quote(v)
-	}
-	k.WriteByte('\n')
+func (k *keyText) add(name string, values ...string) { writeKeyLine(&k.Builder, name, values...) }
+
+// quote writes strconv.Quote(v) (writeQuoted).
+func (k *keyText) quote(v string) { writeQuoted(&k.Builder, v) }
+
+// keyLineWriter is where writeKeyLine writes: a keyText's builder, or a
+// buffered hash for key text that is only hashed (commandResultKey).
+type keyLineWriter interface {
+	io.StringWriter
+	io.ByteWriter
 }
 
-// quote writes strconv.Quote(v): directly when v is printable ASCII
+// writeKeyLine writes one line of key text: name, then each value quoted.
+func writeKeyLine(w keyLineWriter, name string, values ...string) {
+	w.WriteString(name)
+	for _, v := range values {
+		w.WriteByte(' ')
+		writeQuoted(w, v)
+	}
+	w.WriteByte('\n')
+}
+
+// writeQuoted writes strconv.Quote(v): directly when v is printable ASCII
 // without a quote or a backslash, which Quote leaves as it is.
-func (k *keyText) quote(v string) {
+func writeQuoted(w keyLineWriter, v string) {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			k.WriteString(strconv.Quote(v))
+			w.WriteString(strconv.Quote(v))
 			return
 		}
 	}
-	k.WriteByte('"')
-	k.WriteString(v)
-	k.WriteByte('"')
+	w.WriteByte('"')
+	w.WriteString(v)
+	w.WriteByte('"')
 }
 
 // fileIdentity describes a file that changes whenever a package manager
