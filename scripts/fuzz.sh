@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # fuzz.sh: run every Go fuzz target in the module for $FUZZTIME (default 5s).
-# Targets are discovered with `go test -list 'Fuzz.*' ./...`.
+# Targets are the "func FuzzX(f *testing.F)" declarations of each package's
+# test files (go list names the packages and their test files; reading the
+# declarations, unlike `go test -list`, builds no test binary: the -fuzz
+# runs build the one each package needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-5s}
 
-# `go test -list` prints each package's matching names, then "ok  <pkg> ...".
-list=$("$GO" test -list '^Fuzz' ./...)
-targets=$(awk '
-	/^Fuzz[A-Za-z0-9_]*$/ { names[n++] = $1; next }
-	/^ok[ \t]/ { for (i = 0; i < n; i++) print $2, names[i]; n = 0 }
-' <<<"$list")
+files=$("$GO" list -f '{{$d := .Dir}}{{$p := .ImportPath}}{{range .TestGoFiles}}{{$p}} {{$d}}/{{.}}{{"\n"}}{{end}}{{range .XTestGoFiles}}{{$p}} {{$d}}/{{.}}{{"\n"}}{{end}}' ./...)
+targets=$(while read -r pkg file; do
+	[ -n "$pkg" ] || continue
+	awk -v pkg="$pkg" '/^func Fuzz/ {
+		if ($0 ~ /^func Fuzz[A-Za-z0-9_]*\([a-z]* \*testing\.F\) \{$/) {
+			name = $2; sub(/\(.*/, "", name); print pkg, name
+		} else {
+			print "unread " FILENAME ": " $0
+		}
+	}' "$file"
+done <<<"$files" | sort -u)
+if grep -q '^unread ' <<<"$targets"; then
+	grep '^unread ' <<<"$targets" | sed 's/^unread /fuzz: cannot read a fuzz target'"'"'s name: /' >&2
+	exit 1
+fi
 
 if [ -z "$targets" ]; then
 	echo "fuzz: no fuzz targets found"
