@@ -247,6 +247,7 @@ func (s *Session) noteCommand(a *actions.Action, ak *actionKey, cand *candidate)
 // commandResultKey is the key of a command entry's result: its manifest's
 // key and what its candidate c lists (the files read, by path and stat,
 // and the absent paths).
+//
 // The text is hashed as it is written: with a compile's absent include
 // probes it runs to about 100 KB, which a warm hit would otherwise build
 // in memory (and fault in) for every candidate it checks.
