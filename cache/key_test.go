@@ -239,7 +239,7 @@ func TestUncacheable(t *testing.T) {
 func TestKeyTextQuote(t *testing.T) {
 	for _, v := range []string{"", "plain", "with space", "q\"uote", "back\\slash", "tab\t", "nl\n", "\x7f", "\x00", "é", "\xff", "~!@#$%^&*()_+`-={}[]|:;'<>?,./", "😀"} {
 		var k keyText
-		k.quote(v)
+		writeQuoted(&k.Builder, v)
 		if got, want := k.String(), strconv.Quote(v); got != want {
 			t.Errorf("quote(%q) = %s, want %s", v, got, want)
 		}

@@ -143,9 +143,6 @@ type keyText struct{ strings.Builder }
 
 func (k *keyText) add(name string, values ...string) { writeKeyLine(&k.Builder, name, values...) }
 
-// quote writes strconv.Quote(v) (writeQuoted).
-func (k *keyText) quote(v string) { writeQuoted(&k.Builder, v) }
-
 // keyLineWriter is where writeKeyLine writes: a keyText's builder, or a
 // buffered hash for key text that is only hashed (commandResultKey).
 type keyLineWriter interface {

@@ -523,10 +523,11 @@ func litRun(dir string, env, lines []string) (string, bool) {
 	for _, line := range lines {
 		fmt.Fprintf(&log, "$ %s\n", line)
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", line)
+		argv := []string{"bash", "-o", "pipefail", "-c", line}
 		if fixedLayout() {
-			cmd = exec.CommandContext(ctx, "setarch", "-R", "bash", "-o", "pipefail", "-c", line)
+			argv = append([]string{"setarch", "-R"}, argv...)
 		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stdout, cmd.Stderr = &log, &log
